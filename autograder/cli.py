@@ -1,0 +1,64 @@
+"""`python -m autograder <command>`: release, grade, batch, check, build."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    from autograder.packaging.release import main as release_main
+    return release_main(args)
+
+
+def _cmd_grade(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from autograder import contract
+    from autograder.grading import GradeRequest, grade
+    from autograder.sandbox import SandboxConfig
+
+    config = SandboxConfig(call_timeout=args.timeout, memory_mb=args.memory_mb)
+    outcome = grade(GradeRequest(submission=Path(args.submission),
+                                 results_path=Path(args.results) if args.results else None,
+                                 exercises=contract.select(args.exercises), config=config,
+                                 in_process=args.in_process))
+    print(outcome.output)
+    for test in outcome.tests:
+        if not test.passed:
+            first = test.output.splitlines()[0] if test.output else ""
+            print(f"  ✗ {test.name}: {first[:160]}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m autograder",
+                                     description="Attention-mechanisms autograding kit")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("release", help="generate assignments/ (the student release) from solutions/")
+    p.add_argument("--check", action="store_true",
+                   help="only report whether assignments/ is up to date (exit 1 if not)")
+    p.add_argument("--root", default=None,
+                   help="repository holding solutions/ (default: the one this kit is in)")
+    p.add_argument("--out", default=None,
+                   help="where to write the release (default: ROOT/assignments)")
+    p.set_defaults(func=_cmd_release)
+
+    p = sub.add_parser("grade", help="grade one submission (folder, .zip or file) as Gradescope would")
+    p.add_argument("submission")
+    p.add_argument("--exercises", default=None, help="comma list, e.g. ex1,ex3 (default: all)")
+    p.add_argument("--results", default=None, help="write Gradescope results.json here")
+    p.add_argument("--timeout", type=float, default=20.0, help="seconds per call into student code")
+    p.add_argument("--memory-mb", type=int, default=1024, help="extra memory the worker may use")
+    p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)   # benchmarks only
+    p.set_defaults(func=_cmd_grade)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""The five exercises as data: what a submission must contain and what it may not use.
+
+This mirrors the student-facing contract (EXERCISES.md in the course's spec). Everything
+else in the kit (intake, release, suites, packaging) reads exercise facts from here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str                      # "ex1"
+    folder: str                  # folder in solutions/ and assignments/
+    module: str                  # student file stem; also the reference module name
+    title: str
+    names: tuple[str, ...]       # every public name of the contract
+    banned: tuple[str, ...] = field(default=())  # dotted API names the student may not use
+    numpy_only: tuple[str, ...] = field(default=())  # functions that must not touch torch/scipy
+
+    @property
+    def filename(self) -> str:
+        return f"{self.module}.py"
+
+    @property
+    def notebook(self) -> str:
+        return f"{self.module}.ipynb"
+
+
+_MHA_BANS = (
+    "torch.nn.MultiheadAttention",
+    "torch.nn.functional.multi_head_attention_forward",
+    "torch.nn.functional.scaled_dot_product_attention",
+)
+
+EXERCISES: tuple[Exercise, ...] = (
+    Exercise(
+        id="ex1", folder="ex1_attention", module="attention",
+        title="Scaled dot-product attention",
+        names=("softmax", "scaled_dot_product_attention_np", "attention_backward_np",
+               "numerical_gradient", "scaled_dot_product_attention"),
+        banned=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"),
+        numpy_only=("softmax", "scaled_dot_product_attention_np", "attention_backward_np",
+                    "numerical_gradient"),
+    ),
+    Exercise(
+        id="ex2", folder="ex2_visualization", module="visualize",
+        title="Visualising attention weights",
+        names=("plot_attention", "plot_attention_heads", "top_attended"),
+    ),
+    Exercise(
+        id="ex3", folder="ex3_multihead", module="multihead",
+        title="Multi-head attention",
+        names=("split_heads", "combine_heads", "MultiHeadAttention"),
+        banned=_MHA_BANS,
+    ),
+    Exercise(
+        id="ex4", folder="ex4_causal_mask", module="causal",
+        title="Causal masking and generation",
+        names=("create_causal_mask", "create_padding_mask", "combine_masks",
+               "causal_self_attention", "attend_next", "greedy_generate"),
+        banned=_MHA_BANS + ("torch.nn.Transformer", "torch.nn.TransformerEncoder",
+                            "torch.nn.TransformerDecoder", "torch.nn.TransformerEncoderLayer",
+                            "torch.nn.TransformerDecoderLayer"),
+    ),
+    Exercise(
+        id="ex5", folder="ex5_lstm_comparison", module="lstm_vs_attention",
+        title="Attention versus an LSTM on long sequences",
+        names=("make_recall_dataset", "LSTMClassifier", "AttentionClassifier",
+               "input_gradient_norms", "path_length", "train", "accuracy"),
+        banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
+    ),
+)
+
+BY_ID: dict[str, Exercise] = {ex.id: ex for ex in EXERCISES}
+BY_MODULE: dict[str, Exercise] = {ex.module: ex for ex in EXERCISES}
+
+
+def select(ids: str | list[str] | None) -> tuple[Exercise, ...]:
+    """Exercises named by a comma list (``"ex1,ex3"``) or list; all when ``None``/empty."""
+    if not ids:
+        return EXERCISES
+    if isinstance(ids, str):
+        ids = [part.strip() for part in ids.split(",") if part.strip()]
+    unknown = [i for i in ids if i not in BY_ID]
+    if unknown:
+        raise ValueError(f"unknown exercise id(s): {', '.join(unknown)}; "
+                         f"known: {', '.join(BY_ID)}")
+    return tuple(BY_ID[i] for i in ids)

@@ -1,0 +1,106 @@
+"""The pytest plugin that connects hidden suites to a sandboxed submission.
+
+Tests declare what they need (``student``, ``support``, ``submission``); the plugin
+provides it and turns each outcome into a ``TestResult``. Failure text comes only from the
+exception's message (suites run with ``--assert=plain``), never from test source.
+"""
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+import pytest
+
+from autograder.contract import EXERCISES
+from autograder.intake import Submission
+from autograder.results import TestResult
+from autograder.sandbox import Sandbox, StudentError, StudentModules, support_root
+
+_FOLDER_TO_ID = {ex.folder: ex.id for ex in EXERCISES}
+
+
+class GradingPlugin:
+    def __init__(self, sandbox: Sandbox, submission: Submission):
+        self._sandbox = sandbox
+        self._submission = submission
+        self.results: dict[str, TestResult] = {}
+        self.order: list[str] = []
+        self.internal_errors: list[str] = []
+
+    # ---------------------------------------------------------------- fixtures
+    @pytest.fixture(scope="session")
+    def student(self) -> StudentModules:
+        return StudentModules(self._sandbox, [f.exercise.module for f in self._submission.found.values()])
+
+    @pytest.fixture(scope="session")
+    def support(self):
+        return support_root(self._sandbox)
+
+    @pytest.fixture(scope="session")
+    def submission(self) -> Submission:
+        return self._submission
+
+    # ---------------------------------------------------------------- collection
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        counters: dict[str, int] = {}
+        for item in items:
+            exercise = exercise_of(item)
+            counters[exercise] = counters.get(exercise, 0) + 1
+            points = item.get_closest_marker("points")
+            public = item.get_closest_marker("public") is not None
+            self.results[item.nodeid] = TestResult(
+                exercise=exercise, title=title_of(item),
+                max_score=float(points.args[0]) if points else 1.0,
+                visibility="visible" if public else "after_published",
+                number=f"{exercise.removeprefix('ex')}.{counters[exercise]}")
+            self.order.append(item.nodeid)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.internal_errors.append(f"could not collect {report.nodeid}:\n{report.longreprtext}")
+
+    # ---------------------------------------------------------------- outcomes
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        report = outcome.get_result()
+        result = self.results.get(item.nodeid)
+        if result is None or report.skipped:
+            return
+        if report.when == "call" and report.passed:
+            result.passed, result.score, result.output = True, result.max_score, ""
+        elif report.failed:
+            result.passed, result.score = False, 0.0
+            result.output = self.failure_text(item, call.excinfo)
+
+    def failure_text(self, item: pytest.Item, excinfo) -> str:
+        exc = excinfo.value if excinfo else None
+        if isinstance(exc, StudentError):
+            return exc.student_message
+        if isinstance(exc, AssertionError):
+            return str(exc) or "a check failed"
+        self.internal_errors.append(f"{item.nodeid}: " + "".join(
+            traceback.format_exception(type(exc), exc, exc.__traceback__)) if exc else item.nodeid)
+        return ("the grader could not finish this test (an internal error, "
+                f"{type(exc).__name__ if exc else 'unknown'}); course staff can see the details "
+                "in the autograder log")
+
+    def ordered_results(self) -> list[TestResult]:
+        return [self.results[n] for n in self.order]
+
+
+def exercise_of(item: pytest.Item) -> str:
+    for part in Path(str(item.path)).parts[::-1]:
+        if part in _FOLDER_TO_ID:
+            return _FOLDER_TO_ID[part]
+    return "ex?"
+
+
+def title_of(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("title")
+    if marker:
+        return str(marker.args[0])
+    doc = (getattr(item, "obj", None).__doc__ or "").strip() if getattr(item, "obj", None) else ""
+    base = doc.splitlines()[0].rstrip(".") if doc else item.originalname.removeprefix("test_").replace("_", " ")
+    params = getattr(item, "callspec", None)
+    return f"{base} [{params.id}]" if params else base

@@ -1,0 +1,173 @@
+"""The fork server ("zygote") and the worker's start-up.
+
+The zygote is forked from the grading process right after numpy, torch and matplotlib are
+imported and before any hidden test or reference module is, so every worker starts in
+milliseconds with those libraries already loaded (pages shared copy-on-write) and with
+nothing in memory worth stealing. The zygote only forks and reaps; student code never runs
+in it, and the worker closes the zygote's control socket before doing anything else.
+
+Worker start-up (root):   zygote -> A (new namespaces, hides folders) -> B (pid 1 of its pid
+namespace, drops to the worker user, rlimits, serves). Killing B kills everything the
+student started. A waits for B and exits with B's status. Without root, B is forked
+directly and isolation is by process only.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+from autograder.sandbox import limits, wire
+
+_CTRL_MAX = 1 << 16
+
+
+class ForkServer:
+    """Grader-side handle to the zygote process."""
+
+    def __init__(self) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:                                    # the zygote
+            parent.close()
+            try:
+                _zygote_main(child)
+            finally:
+                os._exit(0)
+        child.close()
+        self.pid = pid
+        self._ctrl = parent
+
+    def spawn(self, fds: list[int], config: dict) -> int:
+        socket.send_fds(self._ctrl, [json.dumps({"op": "spawn", "config": config}).encode()], fds)
+        return self._reply()["pid"]
+
+    def reap(self, pid: int, timeout: float = 5.0) -> int | None:
+        """Wait for a worker leader; its raw wait status, or None if it did not end in time."""
+        self._ctrl.sendall(json.dumps({"op": "reap", "pid": pid, "timeout": timeout}).encode())
+        return self._reply()["status"]
+
+    def close(self) -> None:
+        try:
+            self._ctrl.close()
+            os.waitpid(self.pid, 0)
+        except (OSError, ChildProcessError):
+            pass
+
+    def _reply(self) -> dict:
+        return json.loads(self._ctrl.recv(_CTRL_MAX))
+
+
+# --------------------------------------------------------------------------- zygote side
+
+def _zygote_main(ctrl: socket.socket) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    finished: dict[int, int] = {}
+    while True:
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(ctrl, _CTRL_MAX, 4)
+        except OSError:
+            return
+        if not data:
+            return
+        msg = json.loads(data)
+        if msg["op"] == "spawn":
+            pid = _spawn(fds, msg["config"], ctrl)
+            for fd in fds:
+                os.close(fd)
+            ctrl.sendall(json.dumps({"pid": pid}).encode())
+        elif msg["op"] == "reap":
+            ctrl.sendall(json.dumps({"status": _wait(msg["pid"], msg["timeout"], finished)}).encode())
+        _reap_others(finished)
+
+
+def _wait(pid: int, timeout: float, finished: dict[int, int]) -> int | None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if pid in finished:
+            return finished.pop(pid)
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.005)
+
+
+def _reap_others(finished: dict[int, int]) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        finished[pid] = status
+
+
+def _spawn(fds: list[int], config: dict, ctrl: socket.socket) -> int:
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            ctrl.close()
+            _worker_entry(fds[0], fds[1], config)
+            code = 0
+        except BaseException as exc:                     # report set-up failures, never raise
+            try:
+                os.write(2, f"worker set-up failed: {type(exc).__name__}: {exc}\n".encode())
+            except OSError:
+                pass
+        finally:
+            os._exit(code)
+    return pid
+
+
+def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    for fd in (devnull, out_fd):
+        os.close(fd)
+    os.closerange(3, sock_fd)                            # the zygote's socket and anything else
+    os.closerange(sock_fd + 1, 65536)
+    sock = socket.socket(fileno=sock_fd)
+    cfg = limits.SandboxConfig(**config["limits"])
+    if cfg.privileged:
+        limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID)
+        limits.make_mounts_private()
+        limits.expose_interpreter(config["home"])
+        limits.hide_folders(cfg.hide)
+        read_end, write_end = os.pipe()
+        child = os.fork()
+        if child:                                        # A: report B's pid, then wait for B
+            os.close(read_end)
+            wire.send(sock, {"pid": child})
+            sock.close()
+            os.close(write_end)
+            _, status = os.waitpid(child, 0)
+            os._exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status)
+                     else 128 + os.WTERMSIG(status))
+        os.close(write_end)
+        os.read(read_end, 1)                             # until A has reported our pid
+        os.close(read_end)
+        limits.drop_privileges(config["uid"], config["gid"])
+    else:
+        wire.send(sock, {"pid": os.getpid()})
+    os.chdir(config["home"])
+    os.environ.clear()
+    os.environ.update(limits.worker_environment(config["home"]))
+    limits.apply_rlimits(cfg)
+    from autograder.sandbox.worker import serve
+    wire.send(sock, {"ready": True})
+    serve(sock)

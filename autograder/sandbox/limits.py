@@ -1,0 +1,184 @@
+"""Locking the worker down: unprivileged user, namespaces, hidden folders, rlimits.
+
+Everything here runs in the freshly forked worker before any student code, in this order:
+
+    new session -> (root) new mount + network + pid namespaces -> hide kit folders
+    -> drop to the unprivileged user -> rlimits -> environment
+
+Memory is capped with ``RLIMIT_DATA`` (private writable memory), not ``RLIMIT_AS``: torch
+reserves far more address space than it uses, so ``RLIMIT_AS`` breaks it.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import pwd
+import resource
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
+
+WORKER_USER = "ag-student"
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
+@dataclass
+class SandboxConfig:
+    """Limits for one worker. Times in seconds, sizes in MiB unless stated."""
+    call_timeout: float = 20.0          # one call (a hang costs that call)
+    load_timeout: float = 20.0          # importing one student module
+    memory_mb: int = 1024               # extra private memory the worker may allocate
+    max_processes: int = 64             # threads count too (per worker user, when root)
+    output_limit: int = 64 * 1024       # bytes of stdout/stderr kept per worker
+    file_size_mb: int = 64              # largest file the worker may write
+    hide: list[str] = field(default_factory=list)   # folders the worker must not see (root only)
+    user: str = WORKER_USER
+    isolate: bool | None = None         # None: isolate by user/namespaces iff running as root
+
+    @property
+    def privileged(self) -> bool:
+        return os.geteuid() == 0 if self.isolate is None else self.isolate
+
+
+def isolation_summary(config: SandboxConfig) -> str:
+    if config.privileged:
+        return (f"worker runs as user {config.user!r} in private mount/network/pid namespaces; "
+                "kit, hidden tests and results folder hidden")
+    return ("not running as root: the worker is a separate process with limits, but runs as "
+            "the same user as the grader (no user or namespace isolation)")
+
+
+# --------------------------------------------------------------------------- user
+
+def ensure_user(name: str = WORKER_USER) -> tuple[int, int]:
+    """The worker user's (uid, gid), creating a locked system account on demand."""
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+                        "--shell", "/usr/sbin/nologin", name],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        entry = pwd.getpwnam(name)
+    return entry.pw_uid, entry.pw_gid
+
+
+# --------------------------------------------------------------------------- namespaces
+
+def make_mounts_private() -> None:
+    _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+
+
+def unshare(flags: int) -> None:
+    if _libc.unshare(flags) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare failed: {os.strerror(err)}")
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    rc = _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
+                     ctypes.c_ulong(flags), data.encode() if data else None)
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def expose_interpreter(stash_root: str) -> None:
+    """Let the worker user reach the interpreter's files where an ancestor folder blocks it.
+
+    E.g. a Python under ``/root/.pyenv`` with ``/root`` at mode 0700: lazy imports of the
+    standard library would fail for the worker user, a false failure for the student. In the
+    private mount namespace, the blocking folder is covered with a traversable tmpfs into
+    which only the needed child is bind-mounted back. The real file system is untouched.
+    """
+    needed = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *sys.path) if p}
+    blocked: dict[str, set[str]] = {}
+    for path in needed:
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            folder = "/" + "/".join(parts[:depth])
+            if not os.stat(folder).st_mode & 0o001:
+                blocked.setdefault(folder, set()).add(parts[depth])
+                break
+    for n, (folder, children) in enumerate(sorted(blocked.items())):
+        stash = os.path.join(stash_root, f".expose{n}")
+        os.mkdir(stash, 0o700)
+        _mount(folder, stash, None, MS_BIND | MS_REC, None)
+        _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0711")
+        for child in sorted(children):
+            os.mkdir(os.path.join(folder, child))
+            _mount(os.path.join(stash, child), os.path.join(folder, child), None, MS_BIND | MS_REC, None)
+        _libc.umount2(stash.encode(), 2)               # MNT_DETACH
+        os.rmdir(stash)
+
+
+def hide_folders(paths: list[str]) -> None:
+    """In a private mount namespace, cover each folder with an empty read-only tmpfs."""
+    for path in paths:
+        if os.path.isdir(path):
+            _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
+        elif os.path.exists(path):
+            _mount("/dev/null", path, None, MS_BIND, None)
+
+
+# --------------------------------------------------------------------------- privileges and limits
+
+def drop_privileges(uid: int, gid: int) -> None:
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.geteuid() == 0 or os.getuid() == 0:
+        raise OSError("could not drop root privileges")
+
+
+def apply_rlimits(config: SandboxConfig) -> None:
+    data_now = _current_data_bytes()
+    _set(resource.RLIMIT_DATA, data_now + config.memory_mb * 1024 * 1024)
+    _set(resource.RLIMIT_FSIZE, config.file_size_mb * 1024 * 1024)
+    _set(resource.RLIMIT_CORE, 0)
+    _set(resource.RLIMIT_NOFILE, 256)
+    if config.privileged:                              # per-uid count: only meaningful for our own user
+        _set(resource.RLIMIT_NPROC, config.max_processes)
+
+
+def _set(which: int, value: int) -> None:
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value if os.geteuid() == 0 else hard))
+
+
+def _current_data_bytes() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def worker_environment(home: str) -> dict[str, str]:
+    """A small, explicit environment: no secrets, single-threaded maths, headless matplotlib."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home,
+           "MPLCONFIGDIR": home, "MPLBACKEND": "Agg", "LANG": "C.UTF-8",
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+        env[var] = "1"
+    return env
+
+
+def kill_user_processes(uid: int) -> None:
+    """SIGKILL every process owned by ``uid`` (escapees from the worker's session)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid:
+                os.kill(int(entry), 9)
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue

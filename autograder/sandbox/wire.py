@@ -1,0 +1,291 @@
+"""Wire format between the grader and the worker: JSON headers plus raw buffers, no pickle.
+
+A message is one frame::
+
+    u32 header_length | header (UTF-8 JSON) | u32 n_buffers | (u64 length | bytes) * n_buffers
+
+Values inside the header are encoded as JSON with tagged objects for everything JSON lacks:
+
+    {"L": [...]}                          list
+    {"T": [...]}                          tuple
+    {"D": [[key, value], ...]}            dict (keys: str or int)
+    {"B": i}                              bytes (buffer i)
+    {"C": [re, im]}                       complex
+    {"A": i, "dtype": "<f4", "shape": s}  numpy array (buffer i, C order)
+    {"X": i, "dtype": "float32", "shape": s, "grad": bool}   torch tensor
+    {"H": id, "type": "Axes"}             handle to an object that stays in the worker
+    {"R": id, "path": [...]}              reference to a worker object (grader -> worker)
+
+Plain JSON str / int / float / bool / null stand for themselves. The decoder is strict:
+anything else is a ``WireError``. Decoded arrays and tensors are fresh base-class objects,
+so a subclass in the worker cannot lie about equality in the grader.
+"""
+from __future__ import annotations
+
+import json
+import math
+import socket
+import struct
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+MAX_FRAME_BYTES = 512 * 1024 * 1024
+MAX_DEPTH = 64
+
+_NUMPY_DTYPES = {np.dtype(t).str: np.dtype(t) for t in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128")}
+
+_TORCH_DTYPES: dict[str, torch.dtype] = {str(t).removeprefix("torch."): t for t in (
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64,
+    torch.complex64, torch.complex128)}
+
+
+class WireError(Exception):
+    """A frame or value that does not follow the wire format."""
+
+
+class Unencodable(TypeError):
+    """A value of a type that may not cross the boundary."""
+
+    def __init__(self, type_name: str):
+        super().__init__(type_name)
+        self.type_name = type_name
+
+
+# --------------------------------------------------------------------------- encoding
+
+class Encoder:
+    """Turns a Python value into (JSON-able tree, buffers).
+
+    ``to_handle(obj)`` is consulted for objects that are not data; it returns a handle
+    tag dict, or raises ``Unencodable``. ``to_ref(obj)`` lets the grader encode its
+    proxies as references.
+    """
+
+    def __init__(self, to_handle: Callable[[Any], dict] | None = None,
+                 to_ref: Callable[[Any], dict | None] | None = None):
+        self.buffers: list[bytes] = []
+        self._to_handle = to_handle
+        self._to_ref = to_ref
+
+    def encode(self, obj: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise Unencodable("structure nested too deeply")
+        if obj is None or type(obj) is str:
+            return obj
+        if isinstance(obj, (bool, np.bool_)):
+            return bool(obj)
+        if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
+            return int(obj) if isinstance(obj, np.integer) else int.__int__(obj)
+        if isinstance(obj, (float, np.floating)):
+            return float(np.float64(obj)) if isinstance(obj, np.floating) else float.__float__(obj)
+        if isinstance(obj, (complex, np.complexfloating)):
+            c = complex(obj)
+            return {"C": [c.real, c.imag]}
+        if isinstance(obj, str):                      # str subclass: keep the characters only
+            return str.__str__(obj)
+        if isinstance(obj, (bytes, bytearray, memoryview)):
+            return {"B": self._add(bytes(obj))}
+        if isinstance(obj, torch.Tensor):
+            return self._tensor(obj)
+        if isinstance(obj, np.ndarray):
+            return self._array(obj)
+        if self._to_ref is not None:
+            ref = self._to_ref(obj)
+            if ref is not None:
+                return ref
+        if isinstance(obj, (list, tuple)):          # subclasses (namedtuple, torch.Size) as items
+            tag = "T" if isinstance(obj, tuple) else "L"
+            return {tag: [self.encode(x, depth + 1) for x in obj]}
+        if isinstance(obj, dict):
+            items = []
+            for key, value in dict.items(obj):
+                if not isinstance(key, (str, int)) or isinstance(key, bool):
+                    raise Unencodable(f"dict with {type(key).__name__} keys")
+                items.append([self.encode(key, depth + 1), self.encode(value, depth + 1)])
+            return {"D": items}
+        if self._to_handle is not None:
+            return self._to_handle(obj)
+        raise Unencodable(type(obj).__name__)
+
+    def _add(self, data: bytes) -> int:
+        self.buffers.append(data)
+        return len(self.buffers) - 1
+
+    def _array(self, arr: np.ndarray) -> dict:
+        base = np.asarray(arr).view(np.ndarray) if type(arr) is not np.ndarray else arr
+        dtype = base.dtype.newbyteorder("=") if base.dtype.byteorder not in "=|" else base.dtype
+        if np.dtype(dtype).str not in _NUMPY_DTYPES:
+            raise Unencodable(f"numpy array of dtype {base.dtype}")
+        data = np.ascontiguousarray(base, dtype=dtype)
+        return {"A": self._add(data.tobytes()), "dtype": data.dtype.str, "shape": list(data.shape)}
+
+    def _tensor(self, t: torch.Tensor) -> dict:
+        plain = torch.Tensor.as_subclass(t, torch.Tensor) if type(t) is not torch.Tensor else t
+        plain = plain.detach()
+        if plain.is_sparse or plain.layout != torch.strided:
+            plain = plain.to_dense()
+        if plain.is_complex() and plain.is_conj():
+            plain = plain.resolve_conj()
+        name = str(plain.dtype).removeprefix("torch.")
+        if name not in _TORCH_DTYPES:
+            raise Unencodable(f"tensor of dtype {plain.dtype}")
+        plain = plain.cpu().contiguous()
+        raw = plain.view(torch.int16) if plain.dtype == torch.bfloat16 else plain
+        return {"X": self._add(raw.numpy().tobytes()), "dtype": name,
+                "shape": list(plain.shape), "grad": bool(t.requires_grad)}
+
+
+# --------------------------------------------------------------------------- decoding
+
+class Decoder:
+    """Turns (tree, buffers) back into fresh Python values; strict about the format."""
+
+    def __init__(self, buffers: list[bytes], from_handle: Callable[[dict], Any] | None = None,
+                 from_ref: Callable[[dict], Any] | None = None):
+        self.buffers = buffers
+        self._from_handle = from_handle
+        self._from_ref = from_ref
+
+    def decode(self, node: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise WireError("value nested too deeply")
+        if node is None or isinstance(node, (bool, str)):
+            return node
+        if isinstance(node, int):
+            return int(node)
+        if isinstance(node, float):
+            return float(node)
+        if not isinstance(node, dict) or not node:
+            raise WireError(f"unexpected JSON value of type {type(node).__name__}")
+        if "L" in node:
+            return [self.decode(x, depth + 1) for x in _as_list(node["L"])]
+        if "T" in node:
+            return tuple(self.decode(x, depth + 1) for x in _as_list(node["T"]))
+        if "D" in node:
+            out = {}
+            for pair in _as_list(node["D"]):
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise WireError("malformed dict item")
+                key = self.decode(pair[0], depth + 1)
+                if not isinstance(key, (str, int)):
+                    raise WireError("malformed dict key")
+                out[key] = self.decode(pair[1], depth + 1)
+            return out
+        if "B" in node:
+            return bytes(self._buffer(node["B"]))
+        if "C" in node:
+            re_im = _as_list(node["C"])
+            if len(re_im) != 2 or not all(isinstance(v, (int, float)) for v in re_im):
+                raise WireError("malformed complex")
+            return complex(re_im[0], re_im[1])
+        if "A" in node:
+            return self._array(node)
+        if "X" in node:
+            return self._tensor(node)
+        if "H" in node and self._from_handle is not None:
+            return self._from_handle(node)
+        if "R" in node and self._from_ref is not None:
+            return self._from_ref(node)
+        raise WireError(f"unknown tag {sorted(node)[:3]}")
+
+    def _buffer(self, index: Any) -> bytes:
+        if not isinstance(index, int) or not 0 <= index < len(self.buffers):
+            raise WireError("bad buffer index")
+        return self.buffers[index]
+
+    def _array(self, node: dict) -> np.ndarray:
+        dtype = _NUMPY_DTYPES.get(node.get("dtype"))
+        if dtype is None:
+            raise WireError(f"array dtype {node.get('dtype')!r} not allowed")
+        shape = _shape(node.get("shape"))
+        data = self._buffer(node["A"])
+        if len(data) != dtype.itemsize * math.prod(shape):
+            raise WireError("array buffer size does not match its shape")
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+    def _tensor(self, node: dict) -> torch.Tensor:
+        dtype = _TORCH_DTYPES.get(node.get("dtype"))
+        if dtype is None:
+            raise WireError(f"tensor dtype {node.get('dtype')!r} not allowed")
+        shape = _shape(node.get("shape"))
+        data = self._buffer(node["X"])
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        if len(data) != itemsize * math.prod(shape):
+            raise WireError("tensor buffer size does not match its shape")
+        if dtype == torch.bfloat16:
+            arr = np.frombuffer(data, dtype=np.int16).copy()
+            t = torch.from_numpy(arr).view(torch.bfloat16).reshape(shape)
+        else:
+            arr = np.frombuffer(data, dtype=torch.empty((), dtype=dtype).numpy().dtype).copy()
+            t = torch.from_numpy(arr).reshape(shape)
+        if node.get("grad") is True and (t.is_floating_point() or t.is_complex()):
+            t.requires_grad_(True)
+        return t
+
+
+def _as_list(value: Any) -> list:
+    if not isinstance(value, list):
+        raise WireError("expected a JSON list")
+    return value
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(isinstance(d, int) and d >= 0 for d in value):
+        raise WireError("malformed shape")
+    if len(value) > 32:
+        raise WireError("too many dimensions")
+    return tuple(value)
+
+
+# --------------------------------------------------------------------------- framing
+
+def pack(header: dict, buffers: list[bytes] = ()) -> bytes:
+    head = json.dumps(header, allow_nan=True, separators=(",", ":")).encode()
+    parts = [struct.pack("<I", len(head)), head, struct.pack("<I", len(buffers))]
+    for buf in buffers:
+        parts += [struct.pack("<Q", len(buf)), buf]
+    return b"".join(parts)
+
+
+def send(sock: socket.socket, header: dict, buffers: list[bytes] = ()) -> None:
+    sock.sendall(pack(header, buffers))
+
+
+def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES) -> tuple[dict, list[bytes]]:
+    """Read one frame. Raises ``EOFError`` when the peer closed, ``WireError`` on garbage."""
+    (head_len,) = struct.unpack("<I", _read_exact(sock, 4))
+    if head_len > limit:
+        raise WireError("header too large")
+    try:
+        header = json.loads(_read_exact(sock, head_len))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WireError(f"header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise WireError("header is not an object")
+    (count,) = struct.unpack("<I", _read_exact(sock, 4))
+    if count > 100_000:
+        raise WireError("too many buffers")
+    buffers, total = [], head_len
+    for _ in range(count):
+        (size,) = struct.unpack("<Q", _read_exact(sock, 8))
+        total += size
+        if total > limit:
+            raise WireError("frame too large")
+        buffers.append(_read_exact(sock, size))
+    return header, buffers
+
+
+def _read_exact(sock: socket.socket, size: int) -> bytes:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = sock.recv(min(remaining, 1 << 20))
+        if not chunk:
+            raise EOFError("peer closed the connection")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)

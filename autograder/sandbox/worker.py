@@ -1,0 +1,197 @@
+"""The worker's side of the boundary: hold student objects, answer requests.
+
+Runs inside the sandboxed worker process (and, for benchmarks, in-process). It imports
+only numpy/torch/matplotlib, the wire format and ``autograder.support``; it never sees
+hidden tests, the reference or expected values. Nothing it answers is trusted by the
+grader: every answer is data that the grader judges itself.
+
+Requests (header ``op``):
+    load     {name, filename, source}          exec a student module -> module handle
+    call     {target, args, kwargs}            call a worker object  -> value
+    getattr  {target}                          read an attribute     -> value
+    ping                                        -> "pong"
+"""
+from __future__ import annotations
+
+import linecache
+import sys
+import traceback
+import types
+from typing import Any
+
+import matplotlib
+import torch
+
+import autograder.support  # noqa: F401  (loaded before student code: the pristine copy)
+from autograder.sandbox import wire
+
+MAX_MESSAGE_CHARS = 2000
+MAX_TRACE_FRAMES = 8
+
+_HANDLE_TYPES: tuple[type, ...] = (types.ModuleType, torch.nn.Module, matplotlib.artist.Artist,
+                                   torch.optim.Optimizer, torch.Generator)
+
+
+class ObjectTable:
+    """Objects that stay in the worker, addressed by id (modules by ``m:<name>``)."""
+
+    def __init__(self, roots: dict[str, Any]):
+        self._objects: dict[str, Any] = dict(roots)
+        self._next = 0
+
+    def add(self, obj: Any) -> str:
+        for key, value in self._objects.items():     # same object, same handle
+            if value is obj:
+                return key
+        self._next += 1
+        key = f"o{self._next}"
+        self._objects[key] = obj
+        return key
+
+    def resolve(self, ref: dict) -> Any:
+        key, path = ref.get("R"), ref.get("path", [])
+        if key not in self._objects:
+            raise LookupError("this object no longer exists in the worker")
+        if not isinstance(path, list) or not all(isinstance(p, str) for p in path):
+            raise LookupError("malformed attribute path")
+        if key == "support" and path:                # pristine snapshot, not module attributes
+            dotted = ".".join(path)
+            if dotted in _SUPPORT_SNAPSHOT:
+                return _SUPPORT_SNAPSHOT[dotted]
+        obj = self._objects[key]
+        for name in path:
+            obj = getattr(obj, name)
+        return obj
+
+
+_SUPPORT_SNAPSHOT: dict[str, Any] = {}
+
+
+def snapshot_support() -> types.ModuleType:
+    """Record every public callable of ``autograder.support`` as it is before student code runs."""
+    import autograder.support as support
+
+    def walk(module: types.ModuleType, prefix: str) -> None:
+        for name, value in vars(module).items():
+            if name.startswith("_"):
+                continue
+            if isinstance(value, types.ModuleType) and value.__name__.startswith(support.__name__):
+                walk(value, f"{prefix}{name}.")
+            elif callable(value):
+                _SUPPORT_SNAPSHOT[f"{prefix}{name}"] = value
+
+    walk(support, "")
+    return support
+
+
+class Server:
+    """Dispatches decoded requests; used by the real worker and by the in-process backend."""
+
+    def __init__(self) -> None:
+        self.table = ObjectTable({"support": snapshot_support()})
+        self.student_files: set[str] = set()
+
+    # -- entry point: one frame in, one frame out
+    def handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
+        op = header.get("op")
+        try:
+            if op == "ping":
+                return {"ok": "pong"}, []
+            if op == "load":
+                return self._load(header)
+            decoder = wire.Decoder(buffers, from_ref=self.table.resolve)
+            target = self.table.resolve(header.get("target") or {})
+            if op == "getattr":
+                return self._reply(target)
+            if op == "call":
+                args = decoder.decode(header.get("args", {"L": []}))
+                kwargs = decoder.decode(header.get("kwargs", {"D": []}))
+                if not isinstance(args, list) or not isinstance(kwargs, dict):
+                    raise wire.WireError("malformed call")
+                return self._reply(target(*args, **kwargs))
+            return {"error": {"kind": "bad_request", "type": "", "message": f"unknown op {op!r}"}}, []
+        except BaseException as exc:                  # SystemExit and KeyboardInterrupt included
+            return {"error": self._describe(exc)}, []
+
+    def _reply(self, value: Any) -> tuple[dict, list[bytes]]:
+        encoder = wire.Encoder(to_handle=self._to_handle)
+        try:
+            tree = encoder.encode(value)
+        except wire.Unencodable as exc:
+            return {"error": {"kind": "unencodable", "type": exc.type_name,
+                              "message": f"a value of type {exc.type_name}"}}, []
+        return {"ok": tree}, encoder.buffers
+
+    def _to_handle(self, obj: Any) -> dict:
+        if isinstance(obj, _HANDLE_TYPES) or callable(obj):
+            return {"H": self.table.add(obj), "type": _type_name(obj)}
+        raise wire.Unencodable(_type_name(obj))
+
+    # -- loading student modules from source text
+    def _load(self, header: dict) -> tuple[dict, list[bytes]]:
+        name, filename, source = header["name"], header["filename"], header["source"]
+        module = types.ModuleType(name)
+        module.__file__ = filename
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        self.student_files.add(filename)
+        sys.modules[name] = module
+        try:
+            code = compile(source, filename, "exec", dont_inherit=True)
+            exec(code, module.__dict__)
+        except BaseException as exc:
+            sys.modules.pop(name, None)
+            return {"error": self._describe(exc)}, []
+        self.table._objects[f"m:{name}"] = module
+        return {"ok": {"H": f"m:{name}", "type": "module"}}, []
+
+    # -- exceptions as data, with the student's own frames only
+    def _describe(self, exc: BaseException) -> dict:
+        kind = "exception"
+        if isinstance(exc, NotImplementedError):
+            kind = "not_implemented"
+        elif isinstance(exc, (wire.WireError, LookupError)) and not self._student_frames(exc):
+            kind = "bad_request"
+        info = {"kind": kind, "type": _type_name(exc), "message": _safe_str(exc),
+                "where": self._student_frames(exc)}
+        if isinstance(exc, SyntaxError):
+            info.update(line=exc.lineno, offset=exc.offset, text=_clip(exc.text or "", 200),
+                        message=_clip(str(exc.msg), MAX_MESSAGE_CHARS))
+        return info
+
+    def _student_frames(self, exc: BaseException) -> list[list]:
+        frames = []
+        for fs in traceback.extract_tb(exc.__traceback__):
+            if fs.filename in self.student_files:
+                frames.append([fs.filename, fs.lineno, _clip(fs.name, 80), _clip(fs.line or "", 200)])
+        return frames[-MAX_TRACE_FRAMES:]
+
+
+def _type_name(obj: Any) -> str:
+    return _clip(type(obj).__name__, 80)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = str.__str__(text) if isinstance(text, str) else "?"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return _clip(str(exc), MAX_MESSAGE_CHARS)
+    except BaseException:                             # a __str__ that raises
+        return "<exception message could not be shown>"
+
+
+def serve(sock) -> None:
+    """The worker's main loop: answer frames until the grader closes the socket."""
+    server = Server()
+    while True:
+        try:
+            header, buffers = wire.recv(sock)
+        except (EOFError, OSError):
+            return
+        reply, out_buffers = server.handle(header, buffers)
+        try:
+            wire.send(sock, reply, out_buffers)
+        except wire.WireError:
+            wire.send(sock, {"error": {"kind": "unencodable", "type": "", "message": "reply too large"}})
