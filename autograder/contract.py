@@ -17,6 +17,7 @@ class Exercise:
     names: tuple[str, ...]       # every public name of the contract
     banned: tuple[str, ...] = field(default=())  # dotted API names the student may not use
     numpy_only: tuple[str, ...] = field(default=())  # functions that must not touch torch/scipy
+    points: float = 20.0         # the exercise's total; tests' `points` markers are weights within it
 
     @property
     def filename(self) -> str:

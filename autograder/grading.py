@@ -103,7 +103,20 @@ def run_suites(sandbox: Sandbox, submission: intake.Submission, request: GradeRe
         print("\n\n".join(plugin.internal_errors), file=sys.stderr)
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) or not plugin.order:
         raise RuntimeError(f"the hidden test suites could not run (pytest exit code {int(code)})")
-    return results.Results(tests=plugin.ordered_results())
+    return results.Results(tests=scale_to_totals(plugin.ordered_results()))
+
+
+def scale_to_totals(tests: list[results.TestResult]) -> list[results.TestResult]:
+    """Tests' `points` markers are weights; each exercise adds up to its configured total."""
+    weights: dict[str, float] = {}
+    for t in tests:
+        weights[t.exercise] = weights.get(t.exercise, 0.0) + t.max_score
+    for t in tests:
+        total = contract.BY_ID[t.exercise].points if t.exercise in contract.BY_ID else weights[t.exercise]
+        factor = total / weights[t.exercise] if weights[t.exercise] else 0.0
+        t.max_score = round(t.max_score * factor, 4)
+        t.score = t.max_score if t.passed else 0.0
+    return tests
 
 
 def summary(outcome: results.Results, submission: intake.Submission, sandbox: Sandbox,

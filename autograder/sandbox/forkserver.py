@@ -141,6 +141,10 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
         os.close(fd)
     os.closerange(3, sock_fd)                            # the zygote's socket and anything else
     os.closerange(sock_fd + 1, 65536)
+    # the parent's sys.stdout may wrap another fd (pytest's capture): rebind to fds 0-2
+    sys.stdin = sys.__stdin__ = open(0, "r", closefd=False)
+    sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, errors="replace", closefd=False)
+    sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, errors="replace", closefd=False)
     sock = socket.socket(fileno=sock_fd)
     cfg = limits.SandboxConfig(**config["limits"])
     if cfg.privileged:

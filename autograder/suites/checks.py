@@ -1,0 +1,126 @@
+"""Comparisons for hidden tests, with failure messages written for students.
+
+A failure says what was checked, on what shapes, and the largest difference, and names a
+known mistake when the result matches one (see ``autograder.diagnosis``). It never
+prints expected values or test source. Every judgement happens here, in the grader.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import torch
+
+from autograder.diagnosis import Candidates, diagnose
+
+
+class GradingFailure(AssertionError):
+    """A check failed; the message is shown to the student as is."""
+
+
+def fail(message: str) -> None:
+    raise GradingFailure(message)
+
+
+def shape_of(x: Any) -> str:
+    if isinstance(x, (np.ndarray, torch.Tensor)):
+        return "(" + ", ".join(str(d) for d in x.shape) + ")"
+    return type(x).__name__
+
+
+def describe_inputs(**inputs: Any) -> str:
+    """``Q (2, 3, 4), K (2, 5, 4), mask (3, 5)`` — shapes only, never values."""
+    return ", ".join(f"{k} {shape_of(v)}" if isinstance(v, (np.ndarray, torch.Tensor)) else f"{k}={v!r}"
+                     for k, v in inputs.items())
+
+
+def as_array(x: Any, what: str) -> np.ndarray:
+    """A float64/complex/bool NumPy copy of an array or tensor the student returned."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach().to(torch.float64 if x.is_floating_point() else x.dtype).numpy()
+    if not isinstance(x, np.ndarray):
+        fail(f"{what}: expected an array or tensor, got {type(x).__name__}")
+    return np.asarray(x, dtype=np.float64) if x.dtype.kind in "fiu" else x
+
+
+def expect_type(value: Any, kind: type | tuple[type, ...], what: str) -> None:
+    if not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        fail(f"{what}: expected {names}, got {type(value).__name__}")
+
+
+def expect_tuple(value: Any, length: int, what: str) -> tuple:
+    if not isinstance(value, (tuple, list)) or len(value) != length:
+        got = f"{type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) \
+            else type(value).__name__
+        fail(f"{what}: expected a tuple of {length} values, got {got}")
+    return tuple(value)
+
+
+def expect_shape(value: Any, shape: tuple[int, ...], what: str, inputs: str = "") -> None:
+    if not isinstance(value, (np.ndarray, torch.Tensor)):
+        fail(f"{what}: expected an array or tensor, got {type(value).__name__}")
+    if tuple(value.shape) != tuple(shape):
+        fail(f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}"
+             + (f" (inputs: {inputs})" if inputs else ""))
+
+
+def expect_dtype(value: Any, dtype: torch.dtype | np.dtype, what: str) -> None:
+    if getattr(value, "dtype", None) != dtype:
+        fail(f"{what}: expected dtype {dtype}, got {getattr(value, 'dtype', type(value).__name__)}")
+
+
+def tolerance(dtype: Any) -> tuple[float, float]:
+    """(rtol, atol) for comparing results computed in ``dtype``."""
+    if dtype in (torch.float64, np.float64, np.dtype("float64")):
+        return 1e-7, 1e-9
+    if dtype in (torch.float16, torch.bfloat16):
+        return 1e-2, 1e-2
+    return 1e-4, 1e-5
+
+
+def expect_close(actual: Any, expected: Any, what: str, *, inputs: str = "",
+                 rtol: float = 1e-5, atol: float = 1e-6,
+                 mistakes: Candidates | Callable[[], Candidates] | None = None) -> None:
+    """Fail unless ``actual`` matches ``expected`` elementwise; name a known mistake if one fits."""
+    got = as_array(actual, what)
+    want = as_array(expected, "expected")
+    where = f" (inputs: {inputs})" if inputs else ""
+    if got.shape != want.shape:
+        fail(f"{what}: expected shape {want.shape}, got {got.shape}{where}")
+    if np.isnan(got).any() and not np.isnan(want).any():
+        fail(f"{what}: contains NaN{where}" + _hint(got, mistakes, rtol, atol))
+    if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+        return
+    diff = np.abs(got - want)
+    diff[np.isnan(diff)] = np.inf
+    index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+    fail(f"{what}: values differ from the expected result{where}; largest difference "
+         f"{float(diff.max()):.3g} at index {tuple(int(i) for i in index)} "
+         f"(tolerance {atol:g} + {rtol:g}·|expected|)" + _hint(got, mistakes, rtol, atol))
+
+
+def _hint(got: np.ndarray, mistakes, rtol: float, atol: float) -> str:
+    if mistakes is None:
+        return ""
+    candidates = mistakes() if callable(mistakes) else mistakes
+    hint = diagnose(got, candidates, rtol=max(rtol, 1e-4), atol=max(atol, 1e-5))
+    return f"\nLikely cause: {hint}" if hint else ""
+
+
+def expect_equal(actual: Any, expected: Any, what: str, *, inputs: str = "") -> None:
+    """Exact equality for ints, strings, lists, bool masks (shown without values)."""
+    if isinstance(expected, (np.ndarray, torch.Tensor)):
+        got, want = as_array(actual, what), as_array(expected, "expected")
+        if got.shape != want.shape:
+            fail(f"{what}: expected shape {want.shape}, got {got.shape}" + (f" (inputs: {inputs})" if inputs else ""))
+        wrong = int((got != want).sum())
+        if wrong:
+            fail(f"{what}: {wrong} of {want.size} entries are wrong" + (f" (inputs: {inputs})" if inputs else ""))
+        return
+    if actual != expected:
+        fail(f"{what}: not the expected value" + (f" (inputs: {inputs})" if inputs else ""))
+
+
+def relative_to(values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    return {k: as_array(v, k) for k, v in values.items()}

@@ -1,0 +1,248 @@
+"""Figure inspector: describe what a drawn matplotlib figure *displays*, as plain data.
+
+Runs inside the sandboxed worker (from the kit's pristine copy) on figures drawn by
+student code, and returns only dicts, lists, str, float, int, bool and None, so the
+result can cross the process boundary as JSON-like data. It contains no expected
+values: every judgement is made by the grading process.
+
+The matrix is read from what is on screen, not from how it was drawn: ``imshow``
+(either origin, any extent), ``matshow``, ``pcolormesh``/``pcolor`` with or without an
+inverted y axis all describe the same way. Row 0 of ``matrix`` is the row displayed at
+the top, column 0 the leftmost column, decided in display coordinates (which take the
+view limits, inverted axes and scales into account).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.collections import Collection
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+
+__all__ = ["describe_axes", "describe_figure"]
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _root_figure(artist) -> Figure | None:
+    try:
+        return artist.get_figure(root=True)        # matplotlib >= 3.10
+    except TypeError:                              # older: .figure is the root figure
+        fig = artist.figure
+        while fig is not None and getattr(fig, "figure", fig) is not fig:
+            fig = fig.figure
+        return fig
+
+
+def _draw(fig: Figure | None) -> None:
+    """Draw once so that tick labels, autoscaled limits and clims are final."""
+    if fig is None:
+        return
+    canvas = fig.canvas
+    if hasattr(canvas, "get_renderer"):            # Agg and friends: a real draw
+        canvas.draw()
+    else:                                          # bare Figure(): FigureCanvasBase.draw is a no-op
+        fig.draw_without_rendering()
+
+
+def _num(v) -> float | None:
+    return None if v is None else float(v)
+
+
+def _text(t) -> str:
+    return "" if t is None else str(t.get_text() if hasattr(t, "get_text") else t)
+
+
+def _is_colorbar_axes(ax: Axes) -> bool:
+    return getattr(ax, "_colorbar", None) is not None
+
+
+def _mappables(ax: Axes) -> list:
+    """Matrix-showing artists of ``ax``: images and meshes that carry an array."""
+    found = [im for im in ax.images if isinstance(im, AxesImage)]
+    found += [c for c in ax.collections
+              if isinstance(c, Collection) and hasattr(c, "get_coordinates")
+              and c.get_array() is not None]
+    return found
+
+
+def _main_mappable(ax: Axes):
+    """The matrix on top: the visible mappable with the highest zorder, last drawn on ties."""
+    candidates = [(a.get_zorder(), i, a) for i, a in enumerate(_mappables(ax)) if a.get_visible()]
+    return max(candidates, key=lambda t: t[:2])[2] if candidates else None
+
+
+def _kind(artist) -> str:
+    if isinstance(artist, AxesImage):
+        return "imshow"                           # matshow draws an AxesImage too
+    name = type(artist).__name__
+    return {"QuadMesh": "pcolormesh", "PolyQuadMesh": "pcolor"}.get(name, name)
+
+
+def _cell_centres(artist, data: np.ndarray) -> np.ndarray:
+    """Data-coordinate centres (rows, cols, 2) of each cell of a 2-D ``data``."""
+    rows, cols = data.shape[:2]
+    if isinstance(artist, AxesImage):
+        left, right, bottom, top = artist.get_extent()
+        # origin "upper": row 0 sits at the `top` extent value; "lower": at `bottom`.
+        y0, y1 = (top, bottom) if artist.origin == "upper" else (bottom, top)
+        xs = left + (np.arange(cols) + 0.5) * (right - left) / cols
+        ys = y0 + (np.arange(rows) + 0.5) * (y1 - y0) / rows
+        gx, gy = np.meshgrid(xs, ys)                           # (rows, cols) each
+        return np.stack([gx, gy], axis=-1)
+    coords = np.asarray(artist.get_coordinates(), dtype=float)  # vertices (R+1, C+1, 2) or (R, C, 2)
+    if coords.shape[:2] == (rows, cols):                        # gouraud: values live on vertices
+        return coords
+    return (coords[:-1, :-1] + coords[1:, :-1] + coords[:-1, 1:] + coords[1:, 1:]) / 4.0
+
+
+def _displayed_matrix(artist) -> list[list[Any]] | None:
+    """The artist's array arranged as shown: row 0 at the top, column 0 at the left."""
+    arr = artist.get_array()
+    if arr is None:
+        return None
+    data = np.ma.asarray(arr)
+    if isinstance(artist, AxesImage) and data.ndim == 1:
+        return None
+    if data.ndim == 1:                                          # old-style flattened mesh
+        coords = artist.get_coordinates()
+        data = data.reshape(coords.shape[0] - 1, coords.shape[1] - 1)
+    values = np.ma.filled(data.astype(float), np.nan)
+    if values.ndim < 2:
+        return None
+    centres = _cell_centres(artist, values)                     # (R, C, 2) data coords
+    flat = centres.reshape(-1, 2)
+    disp = artist.get_transform().transform(flat).reshape(centres.shape)  # pixels, y up
+
+    # If array axis 0 runs horizontally on screen (e.g. a mesh given transposed
+    # coordinates), swap axes so that axis 0 is the vertical one.
+    if values.shape[0] > 1 or values.shape[1] > 1:
+        d0 = disp[-1, 0] - disp[0, 0]                           # moving along axis 0
+        d1 = disp[0, -1] - disp[0, 0]                           # moving along axis 1
+        if abs(d0[0]) + abs(d1[1]) > abs(d0[1]) + abs(d1[0]):
+            values, disp = np.swapaxes(values, 0, 1), np.swapaxes(disp, 0, 1)
+
+    row_y = disp[..., 1].mean(axis=1)                           # higher = nearer the top
+    col_x = disp[..., 0].mean(axis=0)
+    rows = np.argsort(-row_y, kind="stable")
+    cols = np.argsort(col_x, kind="stable")
+    shown = values[rows][:, cols]
+    return [[None if (isinstance(v, float) and math.isnan(v)) else v for v in row]
+            for row in shown.tolist()]
+
+
+def _tick_labels(ax: Axes, which: str) -> list[str]:
+    """Tick label texts within the view limits, left-to-right (x) or top-to-bottom (y)."""
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    locs = list(axis.get_majorticklocs())
+    ticks = axis.get_major_ticks(len(locs))
+    lo, hi = sorted(axis.get_view_interval())
+    tol = 1e-9 * max(1.0, abs(hi - lo))
+    items = []
+    for loc, tick in zip(locs, ticks):
+        if not (lo - tol <= loc <= hi + tol):
+            continue
+        label = tick.label1 if tick.label1.get_visible() else tick.label2
+        text = label.get_text() if label.get_visible() else ""
+        if which == "x":      # (x in data, y in axes coords) -> pixels; left first
+            key = ax.get_xaxis_transform().transform([(loc, 0.0)])[0][0]
+        else:                 # (x in axes coords, y in data) -> pixels; top first
+            key = -ax.get_yaxis_transform().transform([(0.0, loc)])[0][1]
+        items.append((key, text))
+    items.sort(key=lambda t: t[0])
+    return [text for _, text in items]
+
+
+def _colorbar_mappables(fig: Figure | None) -> list:
+    if fig is None:
+        return []
+    return [a._colorbar.mappable for a in fig.get_axes() if _is_colorbar_axes(a)]
+
+
+# --------------------------------------------------------------------------- public
+
+def describe_axes(ax: Axes, *, draw: bool = True) -> dict[str, Any]:
+    """Describe one axes as plain data.
+
+    Keys: ``kind`` ("imshow", "pcolormesh", "pcolor" or None when nothing shows a
+    matrix), ``matrix`` (list of rows as displayed; masked or NaN cells are None), ``shape``,
+    ``xticklabels``/``yticklabels`` (display order, only ticks within the view limits),
+    ``xlabel``, ``ylabel``, ``title``, ``clim`` ([vmin, vmax]), ``cmap``,
+    ``has_colorbar``, ``visible`` (axes visible and axis on), ``is_colorbar``,
+    ``xlim``/``ylim`` (view limits as given by matplotlib, inverted ones reversed).
+    """
+    fig = _root_figure(ax)
+    if draw:
+        _draw(fig)
+    mappable = _main_mappable(ax)
+    matrix = _displayed_matrix(mappable) if mappable is not None else None
+    clim = cmap = None
+    has_colorbar = False
+    if mappable is not None:
+        vmin, vmax = mappable.get_clim()
+        clim = [_num(vmin), _num(vmax)]
+        cmap = mappable.get_cmap().name if mappable.get_cmap() is not None else None
+        has_colorbar = (getattr(mappable, "colorbar", None) is not None
+                        or any(m is mappable for m in _colorbar_mappables(fig)))
+    return {
+        "kind": _kind(mappable) if mappable is not None else None,
+        "matrix": matrix,
+        "shape": [len(matrix), len(matrix[0]) if matrix else 0] if matrix is not None else None,
+        "xticklabels": _tick_labels(ax, "x"),
+        "yticklabels": _tick_labels(ax, "y"),
+        "xlabel": ax.get_xlabel(),
+        "ylabel": ax.get_ylabel(),
+        "title": ax.get_title(),
+        "clim": clim,
+        "cmap": cmap,
+        "has_colorbar": bool(has_colorbar),
+        "visible": bool(ax.get_visible() and ax.axison),
+        "is_colorbar": _is_colorbar_axes(ax),
+        "xlim": [float(v) for v in ax.get_xlim()],
+        "ylim": [float(v) for v in ax.get_ylim()],
+    }
+
+
+def _grid_position(ax: Axes) -> tuple[tuple[int, int] | None, int | None, int | None]:
+    """((nrows, ncols), row, col) of ``ax`` in its figure's top-level subplot grid."""
+    get_ss = getattr(ax, "get_subplotspec", None)
+    ss = get_ss() if get_ss is not None else None
+    if ss is None:
+        return None, None, None
+    top = ss.get_topmost_subplotspec()        # a colorbar may have nested the axes' own spec
+    nrows, ncols = top.get_gridspec().get_geometry()
+    return (int(nrows), int(ncols)), int(top.rowspan.start), int(top.colspan.start)
+
+
+def describe_figure(fig: Figure) -> dict[str, Any]:
+    """Describe a figure as plain data.
+
+    Keys: ``suptitle`` (text, "" when unset), ``grid`` ([nrows, ncols] of the subplot
+    layout, None when no axes comes from a grid), ``axes`` (one :func:`describe_axes`
+    dict per non-colorbar axes, sorted by grid position, each with ``row``, ``col``),
+    ``n_colorbars``.
+    """
+    fig = _root_figure(fig) if not isinstance(fig, Figure) else fig
+    _draw(fig)
+    all_axes = fig.get_axes()
+    plot_axes = [a for a in all_axes if not _is_colorbar_axes(a)]
+    described, grid = [], None
+    for order, ax in enumerate(plot_axes):
+        geometry, row, col = _grid_position(ax)
+        if grid is None and geometry is not None:
+            grid = list(geometry)
+        info = describe_axes(ax, draw=False)
+        info.update(row=row, col=col)
+        described.append((row if row is not None else 1 << 30,
+                          col if col is not None else 1 << 30, order, info))
+    described.sort(key=lambda t: t[:3])
+    suptitle = getattr(fig, "_suptitle", None)
+    return {
+        "suptitle": _text(suptitle),
+        "grid": grid,
+        "axes": [info for *_, info in described],
+        "n_colorbars": sum(1 for a in all_axes if _is_colorbar_axes(a)),
+    }

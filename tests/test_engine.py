@@ -1,0 +1,254 @@
+"""The grading engine's own pieces: wire format, worker protocol, intake, results."""
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+import torch
+
+from autograder import contract, intake, results
+from autograder.sandbox import (ModuleSource, NotImplementedByStudent, Remote, Sandbox, SandboxConfig,
+                                StudentError, StudentModules, UnsupportedValue, WorkerCrashed, fetch)
+from autograder.sandbox import wire
+from kit import grade_folder, make_submission, solution_file
+
+# --------------------------------------------------------------------------- wire format
+
+
+def roundtrip(value):
+    enc = wire.Encoder()
+    tree = enc.encode(value)
+    frame = wire.pack({"v": tree}, enc.buffers)
+    a, b = __import__("socket").socketpair()
+    try:
+        a.sendall(frame)
+        header, buffers = wire.recv(b)
+    finally:
+        a.close(), b.close()
+    return wire.Decoder(buffers).decode(header["v"])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16,
+                                   torch.int64, torch.bool, torch.complex64])
+def test_tensors_keep_dtype_shape_and_requires_grad(dtype):
+    t = (torch.arange(24).reshape(2, 3, 4) % 5).to(dtype)
+    if t.is_floating_point():
+        t.requires_grad_(True)
+    back = roundtrip(t)
+    assert type(back) is torch.Tensor and back.dtype == dtype and back.shape == t.shape
+    assert back.requires_grad == t.requires_grad
+    assert torch.equal(back.detach(), t.detach())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool", "complex128", "uint8"])
+def test_arrays_keep_dtype_and_values(dtype):
+    a = (np.arange(12).reshape(3, 4) % 3).astype(dtype)
+    back = roundtrip(a[:, ::2])                  # non-contiguous view
+    assert type(back) is np.ndarray and back.dtype == a.dtype
+    np.testing.assert_array_equal(back, a[:, ::2])
+
+
+def test_containers_and_scalars_roundtrip():
+    value = {"a": [1, 2.5, None, True, "x", b"\x00\x01"], 3: (np.float64(1.5), np.int32(7), 1 + 2j),
+             "nan": float("nan"), "size": torch.Size([2, 3])}
+    back = roundtrip(value)
+    assert back["a"] == [1, 2.5, None, True, "x", b"\x00\x01"]
+    assert back[3] == (1.5, 7, 1 + 2j) and type(back[3][0]) is float and type(back[3][1]) is int
+    assert np.isnan(back["nan"]) and back["size"] == (2, 3)
+
+
+def test_subclasses_arrive_as_base_classes():
+    class Liar(np.ndarray):
+        def __eq__(self, other):
+            return True
+
+    class TLiar(torch.Tensor):
+        pass
+
+    arr = roundtrip(np.zeros(3).view(Liar))
+    ten = roundtrip(torch.zeros(3).as_subclass(TLiar))
+    assert type(arr) is np.ndarray and type(ten) is torch.Tensor
+    assert not (arr == np.ones(3)).any()
+
+
+@pytest.mark.parametrize("bad", [object(), np.array([object()]), {(1, 2): 3}, lambda: 1])
+def test_unencodable_values_are_refused(bad):
+    with pytest.raises(wire.Unencodable):
+        wire.Encoder().encode(bad)
+
+
+@pytest.mark.parametrize("tree,buffers", [
+    ({"A": 0, "dtype": "<f8", "shape": [4]}, [b"\x00" * 8]),          # size mismatch
+    ({"A": 0, "dtype": "|O", "shape": [1]}, [b"\x00" * 8]),           # object dtype
+    ({"X": 3, "dtype": "float32", "shape": [1]}, []),                  # bad buffer index
+    ({"Q": 1}, []),                                                    # unknown tag
+    ({"pickle": "gASV"}, []),
+])
+def test_decoder_is_strict(tree, buffers):
+    with pytest.raises(wire.WireError):
+        wire.Decoder(buffers).decode(tree)
+
+
+# --------------------------------------------------------------------------- worker protocol
+
+WORKER_SOURCE = '''
+import numpy as np, torch, os
+def add(a, b): return a + b
+def todo(x): raise NotImplementedError
+def boom(): raise ValueError("bad thing")
+def obj(): return object()
+def hang():
+    while True: pass
+def leave(): os._exit(3)
+class Box(torch.nn.Module):
+    def __init__(self): super().__init__(); self.lin = torch.nn.Linear(2, 2)
+    def forward(self, x): return self.lin(x)
+print("hello from import")
+'''
+
+
+@pytest.fixture(scope="module", params=["sandbox", "in_process"])
+def worker(request):
+    box = Sandbox([ModuleSource("mod", "mod.py", WORKER_SOURCE),
+                   ModuleSource("broken", "broken.py", "def f(:\n    pass\n")],
+                  SandboxConfig(call_timeout=2.0), in_process=request.param == "in_process")
+    box.start()
+    yield box, StudentModules(box, ["mod", "broken"])
+    box.close()
+
+
+def test_calls_return_fresh_data(worker):
+    _, student = worker
+    out = student.mod.add(np.ones(3), np.ones(3))
+    assert type(out) is np.ndarray and out.tolist() == [2, 2, 2]
+    assert student.mod.add(torch.ones(2, dtype=torch.float64), 1).dtype == torch.float64
+
+
+def test_objects_stay_in_the_worker_as_handles(worker):
+    _, student = worker
+    box = student.mod.Box()
+    assert isinstance(box, Remote)
+    state = box.state_dict()
+    assert set(state) == {"lin.weight", "lin.bias"}
+    assert box(torch.zeros(1, 2)).shape == (1, 2)
+    assert isinstance(fetch(box.lin.weight), torch.Tensor)
+    with pytest.raises(TypeError):
+        list(box)
+
+
+def test_student_errors_become_messages(worker):
+    _, student = worker
+    with pytest.raises(NotImplementedByStudent, match="not implemented yet"):
+        student.mod.todo(1)
+    with pytest.raises(StudentError, match=r"ValueError: bad thing[\s\S]*mod.py, line 5"):
+        student.mod.boom()
+    with pytest.raises(UnsupportedValue, match="object"):
+        student.mod.obj()
+
+
+def test_import_errors_cost_only_that_module(worker):
+    box, student = worker
+    assert box.load_errors["broken"]["type"] == "SyntaxError"
+    with pytest.raises(StudentError, match="broken.py has a syntax error on line 1"):
+        student.broken.f()
+    assert student.mod.add(1, 2) == 3
+
+
+def test_hang_and_exit_cost_one_call_and_the_worker_restarts():
+    box = Sandbox([ModuleSource("mod", "mod.py", WORKER_SOURCE)], SandboxConfig(call_timeout=1.0))
+    box.start()
+    student = StudentModules(box, ["mod"])
+    try:
+        with pytest.raises(WorkerCrashed, match="did not finish within 1 s"):
+            student.mod.hang()
+        assert student.mod.add(1, 2) == 3
+        with pytest.raises(WorkerCrashed, match="exited with status 3"):
+            student.mod.leave()
+        assert student.mod.add(2, 2) == 4
+        assert "hello from import" in box.output()
+    finally:
+        box.close()
+
+
+def test_without_root_the_worker_is_still_a_separate_limited_process():
+    box = Sandbox([ModuleSource("mod", "mod.py", "import os, resource\n"
+                                "def ids(): return os.getpid(), resource.getrlimit(resource.RLIMIT_DATA)[0]\n")],
+                  SandboxConfig(isolate=False, memory_mb=256))
+    box.start()
+    try:
+        pid, data_limit = StudentModules(box, ["mod"]).mod.ids()
+        assert pid != os.getpid()
+        assert 0 < data_limit < 8 * 1024 ** 3
+    finally:
+        box.close()
+
+
+# --------------------------------------------------------------------------- intake
+
+def test_intake_finds_files_in_nested_folders_and_zips(tmp_path):
+    sol = solution_file("ex1").read_text()
+    nested = make_submission(tmp_path / "a", {"deep/er/attention.py": sol, "conftest.py": "raise SystemExit"})
+    assert intake.collect(nested, contract.select("ex1")).found["ex1"].origin == "deep/er/attention.py"
+    archive = tmp_path / "sub.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("student/attention.py", sol)
+        z.writestr("../evil.py", "x = 1")
+    found = intake.collect(archive, contract.select("ex1")).found["ex1"]
+    assert found.source == sol and found.origin == "student/attention.py"
+
+
+def test_intake_reports_missing_files_and_reads_notebooks(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": ["%matplotlib inline\n", "x = 1\n"]},
+                    {"cell_type": "code", "metadata": {"nbgrader": {"solution": True}},
+                     "source": ["def softmax(x, axis=-1):\n", "    !echo hi\n", "    return x\n"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    folder = make_submission(tmp_path, {"attention.ipynb": json.dumps(nb)})
+    sub = intake.collect(folder)
+    assert "def softmax" in sub.found["ex1"].source and "x = 1" not in sub.found["ex1"].source
+    compile(sub.found["ex1"].source, "attention.py", "exec")
+    assert "multihead.py was not found" in sub.found["ex3"].problem
+
+
+def test_banned_apis_are_found_through_aliases():
+    source = ("import torch.nn.functional as F\nfrom torch import nn\n"
+              "def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+              "    return F.scaled_dot_product_attention(Q, K, V), nn.MultiheadAttention\n"
+              "def softmax(x, axis=-1):\n    import torch\n    return torch.softmax(x, axis)\n")
+    hits = intake.find_banned(source, contract.BY_ID["ex1"])
+    assert any("torch.nn.functional.scaled_dot_product_attention" in h for h in hits)
+    assert any("torch.nn.MultiheadAttention" in h for h in hits)
+    assert any("inside softmax" in h for h in hits)
+    assert intake.find_banned(solution_file("ex1").read_text(), contract.BY_ID["ex1"]) == []
+
+
+# --------------------------------------------------------------------------- results
+
+def test_results_validate_and_are_written_atomically(tmp_path):
+    path = tmp_path / "out" / "results.json"
+    results.write_atomic(path, results.placeholder("started"))
+    results.validate(json.loads(path.read_text()))
+    r = results.Results(tests=[results.TestResult("ex1", "x" * 10, 2.0, output="y" * 500_000)])
+    data = r.to_json()
+    results.validate(data)
+    assert len(data["tests"][0]["output"]) <= results.TEST_OUTPUT_LIMIT
+    with pytest.raises(jsonschema.ValidationError):
+        results.validate({"score": 1, "tests": [{"name": "t", "status": "ok"}]})
+    assert [p.name for p in path.parent.iterdir()] == ["results.json"]
+
+
+def test_grading_the_same_submission_twice_is_identical(tmp_path):
+    folder = make_submission(tmp_path, {"attention.py": solution_file("ex1"),
+                                        "causal.py": "def create_causal_mask(:"})
+    first = grade_folder(folder, "ex1,ex4", results_path=tmp_path / "r1.json")
+    second = grade_folder(folder, "ex1,ex4", results_path=tmp_path / "r2.json")
+    strip = lambda p: {k: v for k, v in json.loads(p.read_text()).items() if k != "execution_time"}
+    assert strip(tmp_path / "r1.json") == strip(tmp_path / "r2.json")
+    assert first.by_exercise()["ex1"][0] == first.by_exercise()["ex1"][1] > 0
+    assert second.by_exercise()["ex4"][0] == 0
+    assert "causal.py has a syntax error on line 1" in first.output
+    results.validate(json.loads((tmp_path / "r1.json").read_text()))
