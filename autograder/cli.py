@@ -17,7 +17,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from autograder.grading import GradeRequest, grade
     from autograder.sandbox import SandboxConfig
 
-    config = SandboxConfig(call_timeout=args.timeout, memory_mb=args.memory_mb)
+    config = SandboxConfig(call_timeout=args.timeout, load_timeout=max(args.timeout, 20.0),
+                           memory_mb=args.memory_mb, user=args.worker_user)
     outcome = grade(GradeRequest(submission=Path(args.submission),
                                  results_path=Path(args.results) if args.results else None,
                                  exercises=contract.select(args.exercises), config=config,
@@ -50,8 +51,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default=None, help="write Gradescope results.json here")
     p.add_argument("--timeout", type=float, default=20.0, help="seconds per call into student code")
     p.add_argument("--memory-mb", type=int, default=1024, help="extra memory the worker may use")
+    p.add_argument("--worker-user", default="ag-student",
+                   help="unprivileged user the student's code runs as, when root (created on demand; "
+                        "`batch` gives each parallel job its own)")
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)   # benchmarks only
     p.set_defaults(func=_cmd_grade)
+
+    from autograder import batch, check
+    p = sub.add_parser("batch", help="grade one sub-folder or .zip per student (or a Gradescope export) "
+                                     "in parallel; write a gradebook CSV and a summary")
+    batch.add_arguments(p)
+    p.set_defaults(func=batch.command)
+
+    p = sub.add_parser("check", help="for students: run the public tests on the files in this folder "
+                                     "and explain failures")
+    check.add_arguments(p)
+    p.set_defaults(func=check.command)
+
+    from autograder.packaging.build import add_arguments as build_arguments, main as build_main
+    p = sub.add_parser("build", help="write dist/: Gradescope autograder.zip, student release.zip, other exports")
+    build_arguments(p)
+    p.set_defaults(func=build_main)
     return parser
 
 

@@ -2,8 +2,8 @@
 
 ``grade`` is the single code path behind ``python -m autograder grade`` and Gradescope's
 ``run_autograder``. Order matters: the zero-score results file is written first, the fork
-server is started before any suite or reference module is imported, and the final file is
-written once, atomically.
+server (one per process, :func:`autograder.sandbox.forkserver.shared`) is started before any
+suite or reference module is imported, and the final file is written once, atomically.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from autograder import contract, intake, results
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig
-from autograder.sandbox.forkserver import ForkServer
+from autograder.sandbox import forkserver as zygote
 from autograder.sandbox.limits import isolation_summary
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -35,8 +35,12 @@ class GradeRequest:
 
 def kit_folders() -> list[str]:
     """Folders the worker must not see: the kit, the reference, and a checkout's other trees."""
-    import reference  # noqa: PLC0415 - only its location; importing the package runs nothing
-    folders = {str(PACKAGE_DIR), str(Path(reference.__file__).resolve().parent)}
+    folders = {str(PACKAGE_DIR)}
+    try:                  # absent from the student release (`check`): nothing to hide then
+        import reference  # noqa: PLC0415 - only its location; importing the package runs nothing
+        folders.add(str(Path(reference.__file__).resolve().parent))
+    except ImportError:
+        pass
     root = PACKAGE_DIR.parent
     for name in ("solutions", "tests", "reference", "assignments", "dist", ".git"):
         if (root / name).exists():
@@ -63,7 +67,7 @@ def grade(request: GradeRequest) -> results.Results:
     if request.results_path:
         hidden.add(str(Path(request.results_path).resolve().parent))
     config.hide = sorted(h for h in hidden if not _is_shared_folder(h))
-    forkserver = None if request.in_process else ForkServer()
+    forkserver = None if request.in_process else zygote.shared()
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
                        for f in submission.found.values() if f.source is not None],
                       config, forkserver, in_process=request.in_process)
@@ -75,8 +79,6 @@ def grade(request: GradeRequest) -> results.Results:
         outcome = run_suites(sandbox, submission, request)
     finally:
         sandbox.close()
-        if forkserver is not None:
-            forkserver.close()
     outcome.execution_time = time.monotonic() - started
     outcome.output = summary(outcome, submission, sandbox, config)
     if request.results_path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -139,7 +140,15 @@ def notebook_to_source(text: str) -> tuple[str, str | None]:
             continue
         lines = [_without_magic(ln) for ln in src.splitlines()]
         chunks.append("\n".join(lines))
-    return "\n\n".join(chunks) + "\n", None
+    # Jupyter compiles each cell on its own, so `from __future__ import ...` is legal at the
+    # top of any cell; in one file it must come first. Hoist those lines (one line added).
+    futures = sorted({m.group(1).strip() for chunk in chunks for m in _FUTURE.finditer(chunk)})
+    chunks = [_FUTURE.sub("pass  # __future__ import moved to the top", chunk) for chunk in chunks]
+    head = f"from __future__ import {', '.join(futures)}\n" if futures else ""
+    return head + "\n\n".join(chunks) + "\n", None
+
+
+_FUTURE = re.compile(r"^from __future__ import ([\w, ]+?)[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
 def _without_magic(line: str) -> str:

@@ -53,6 +53,12 @@ def test_arrays_keep_dtype_and_values(dtype):
     np.testing.assert_array_equal(back, a[:, ::2])
 
 
+@pytest.mark.parametrize("value", [np.array(2.5), np.full((), 2.5, dtype=np.float32), torch.tensor(2.5)])
+def test_zero_dimensional_values_keep_their_shape(value):
+    back = roundtrip(value)
+    assert back.shape == () and float(back) == 2.5
+
+
 def test_containers_and_scalars_roundtrip():
     value = {"a": [1, 2.5, None, True, "x", b"\x00\x01"], 3: (np.float64(1.5), np.int32(7), 1 + 2j),
              "nan": float("nan"), "size": torch.Size([2, 3])}
@@ -100,6 +106,7 @@ WORKER_SOURCE = '''
 import numpy as np, torch, os
 def add(a, b): return a + b
 def todo(x): raise NotImplementedError
+def torch_todo(): return torch.nn.Module()(torch.ones(1))   # torch raises NotImplementedError
 def boom(): raise ValueError("bad thing")
 def obj(): return object()
 def hang():
@@ -145,7 +152,10 @@ def test_student_errors_become_messages(worker):
     _, student = worker
     with pytest.raises(NotImplementedByStudent, match="not implemented yet"):
         student.mod.todo(1)
-    with pytest.raises(StudentError, match=r"ValueError: bad thing[\s\S]*mod.py, line 5"):
+    with pytest.raises(StudentError, match="NotImplementedError") as raised:   # torch's, not a stub's
+        student.mod.torch_todo()
+    assert not isinstance(raised.value, NotImplementedByStudent)
+    with pytest.raises(StudentError, match=r"ValueError: bad thing[\s\S]*mod.py, line 6"):
         student.mod.boom()
     with pytest.raises(UnsupportedValue, match="object"):
         student.mod.obj()

@@ -151,7 +151,9 @@ def _set(which: int, value: int) -> None:
     soft, hard = resource.getrlimit(which)
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
-    resource.setrlimit(which, (value, value if os.geteuid() == 0 else hard))
+    # The hard limit too, always: any process may lower its hard limit, and a soft limit
+    # under a higher hard one is only advice (student code could raise it back).
+    resource.setrlimit(which, (value, value))
 
 
 def _current_data_bytes() -> int:
@@ -160,6 +162,30 @@ def _current_data_bytes() -> int:
             if line.startswith("VmData:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def scrub_environment() -> None:
+    """Forget the grader's environment, including the copies that ``fork`` left in memory.
+
+    ``os.environ.clear()`` alone is not enough: the worker is forked, not executed, so the
+    grader's original environment strings stay on its stack (``ctypes.string_at`` finds
+    them) and in the bytes objects of ``os.environ``. Zero both before student code runs.
+    """
+    data = getattr(os.environ, "_data", {})
+    blobs = [b for pair in data.items() for b in pair if type(b) is bytes and len(b) > 1]
+    os.environ.clear()                                  # unsetenv: libc stops pointing at them
+    offset = bytes.__basicsize__ - 1                    # where a bytes object's characters start
+    for blob in blobs:                                  # still referenced by `blobs`: alive
+        ctypes.memset(id(blob) + offset, 0, len(blob))
+    blobs.clear()
+    try:
+        with open("/proc/self/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])   # env_start, env_end (fields 50, 51)
+    except (OSError, IndexError, ValueError):
+        return
+    if 0 < start < end and end - start < (1 << 24):
+        ctypes.memset(start, 0, end - start)
 
 
 def worker_environment(home: str) -> dict[str, str]:
@@ -172,13 +198,26 @@ def worker_environment(home: str) -> dict[str, str]:
     return env
 
 
-def kill_user_processes(uid: int) -> None:
-    """SIGKILL every process owned by ``uid`` (escapees from the worker's session)."""
+def pid_namespace(pid: int) -> str | None:
+    """The pid namespace of ``pid`` (e.g. ``"pid:[4026532291]"``), or None if it is gone."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def kill_user_processes(uid: int, namespace: str | None) -> None:
+    """SIGKILL every process owned by ``uid`` inside one worker's pid namespace (escapees
+    from the worker's session). Only that namespace: other workers of the same user (a
+    parallel ``batch``, another grader on the machine) are not ours to kill. No namespace
+    known means the worker's namespace is already gone, and everything in it with it."""
+    if namespace is None:
+        return
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.stat(f"/proc/{entry}").st_uid == uid:
+            if os.stat(f"/proc/{entry}").st_uid == uid and pid_namespace(int(entry)) == namespace:
                 os.kill(int(entry), 9)
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue

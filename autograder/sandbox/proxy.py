@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from autograder.sandbox import wire
-from autograder.sandbox.errors import (NotImplementedByStudent, StudentError, UnsupportedValue,
-                                       describe_error)
+from autograder.sandbox.errors import (ExerciseUnavailable, NotImplementedByStudent, StudentError,
+                                       UnsupportedValue, describe_error)
 from autograder.sandbox.session import Sandbox
 
 
@@ -43,10 +43,21 @@ class Remote:
     def __iter__(self):
         raise TypeError(f"{self._label} is an object in the student's worker; use fetch() or call it")
 
+    def __bool__(self) -> bool:
+        # A handle is not a value: without this every handle would be truthy, so a student
+        # returning any callable object would pass `assert student.f(...)`.
+        raise TypeError(f"{self._label} is an object in the student's worker, not a value; "
+                        "it has no truth value")
+
     def __repr__(self) -> str:
         return f"<worker object {self._label or self._key}>"
 
     def _ref(self) -> dict:
+        sandbox = self._sandbox
+        if self._module is not None and self._module in sandbox.load_errors:
+            # e.g. a student function handed to a support helper: report why the module is
+            # unavailable, not "this object no longer exists in the worker"
+            raise ExerciseUnavailable(self._module, sandbox.load_errors[self._module])
         if self._generation != self._sandbox.generation and not self._key.startswith(("m:", "support")):
             raise StudentError(f"{self._label} belonged to a worker that has since been restarted")
         return {"R": self._key, "path": list(self._path)}

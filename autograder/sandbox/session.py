@@ -20,6 +20,7 @@ from typing import Any
 
 from autograder.sandbox import limits, wire
 from autograder.sandbox.errors import ExerciseUnavailable, WorkerCrashed
+from autograder.sandbox import forkserver as zygote
 from autograder.sandbox.forkserver import ForkServer
 from autograder.sandbox.worker import Server
 
@@ -100,9 +101,12 @@ class WorkerProcess:
         self.output.start()
         self.uid = ids.get("uid")
         self.pid = self.leader
+        self.namespace: str | None = None   # the worker's own pid namespace (root only)
         try:
             hello, _ = self.request({}, [], timeout=30.0, expect_hello=True)
             self.pid = hello["pid"]
+            if config.privileged:
+                self.namespace = limits.pid_namespace(self.pid)
             self.request({}, [], timeout=30.0, expect_hello=True)      # {"ready": true}
         except WorkerCrashed:
             time.sleep(0.1)
@@ -115,7 +119,8 @@ class WorkerProcess:
             if not expect_hello:
                 self._sock.settimeout(timeout)
                 wire.send(self._sock, header, buffers)
-            return wire.recv(_DeadlineSocket(self._sock, deadline))   # type: ignore[arg-type]
+            return wire.recv(_DeadlineSocket(self._sock, deadline),   # type: ignore[arg-type]
+                             limit=wire.MAX_REPLY_BYTES, header_limit=wire.MAX_REPLY_HEADER_BYTES)
         except TimeoutError:
             self.kill()
             raise WorkerCrashed("timeout", f"did not finish within {timeout:g} s "
@@ -141,7 +146,7 @@ class WorkerProcess:
             except (ProcessLookupError, PermissionError):
                 pass
         if self.config.privileged and self.uid is not None:
-            limits.kill_user_processes(self.uid)
+            limits.kill_user_processes(self.uid, self.namespace)
         if status is None:
             status = self._forkserver.reap(self.leader)
         self._sock.close()
@@ -156,8 +161,8 @@ def describe_exit(status: int | None, config: limits.SandboxConfig, exc: Excepti
         return "stopped answering"
     code = os.waitstatus_to_exitcode(status)
     if code in (128 + signal.SIGKILL, -signal.SIGKILL):
-        return ("was killed (most likely it used more than the "
-                f"{config.memory_mb} MB memory limit)")
+        return ("was killed with SIGKILL: the machine ran out of memory (the worker may "
+                f"allocate {config.memory_mb} MB), or the code killed its own process")
     if code > 128 or code < 0:
         sig = code - 128 if code > 128 else -code
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
@@ -221,9 +226,9 @@ class Sandbox:
             if self._local is None:
                 self._local = Server()
             return self._local.handle(header, buffers)
-        if self._worker is None:
-            self._spawn()
         try:
+            if self._worker is None:
+                self._spawn()           # a fresh worker re-imports the modules (may crash too)
             return self._worker.request(header, buffers, timeout)
         except WorkerCrashed:
             self._worker = None
@@ -231,8 +236,8 @@ class Sandbox:
             raise
 
     def _spawn(self) -> None:
-        if self._forkserver is None:
-            self._forkserver = ForkServer()
+        if self._forkserver is None or not self._forkserver.alive():
+            self._forkserver = zygote.shared()
         self._worker = WorkerProcess(self._forkserver, self.config, self._ids)
         for name in self._loaded:           # deterministic code loads the same way again
             source = self.modules[name]

@@ -32,6 +32,12 @@ import numpy as np
 import torch
 
 MAX_FRAME_BYTES = 512 * 1024 * 1024
+# What the grader accepts from the worker. A reply is held several times over while it is
+# read and decoded (chunks, joined frame, decoded copies), and JSON headers grow ~40x as
+# Python objects ({"L": []} is 8 bytes of text), so both limits stay far below the 768 MB
+# a Gradescope container has for grader and worker together.
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+MAX_REPLY_HEADER_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
 
 _NUMPY_DTYPES = {np.dtype(t).str: np.dtype(t) for t in (
@@ -121,7 +127,7 @@ class Encoder:
         dtype = base.dtype.newbyteorder("=") if base.dtype.byteorder not in "=|" else base.dtype
         if np.dtype(dtype).str not in _NUMPY_DTYPES:
             raise Unencodable(f"numpy array of dtype {base.dtype}")
-        data = np.ascontiguousarray(base, dtype=dtype)
+        data = np.ascontiguousarray(base, dtype=dtype).reshape(base.shape)   # 0-d stays 0-d
         return {"A": self._add(data.tobytes()), "dtype": data.dtype.str, "shape": list(data.shape)}
 
     def _tensor(self, t: torch.Tensor) -> dict:
@@ -256,11 +262,15 @@ def send(sock: socket.socket, header: dict, buffers: list[bytes] = ()) -> None:
     sock.sendall(pack(header, buffers))
 
 
-def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES) -> tuple[dict, list[bytes]]:
-    """Read one frame. Raises ``EOFError`` when the peer closed, ``WireError`` on garbage."""
+def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES,
+         header_limit: int | None = None) -> tuple[dict, list[bytes]]:
+    """Read one frame. Raises ``EOFError`` when the peer closed, ``WireError`` on garbage.
+
+    Sizes are checked before anything is read, so an oversized frame costs no memory."""
     (head_len,) = struct.unpack("<I", _read_exact(sock, 4))
-    if head_len > limit:
-        raise WireError("header too large")
+    if head_len > min(limit, header_limit or limit):
+        raise WireError(f"a reply of more than {_megabytes(min(limit, header_limit or limit))} "
+                        "of structure (lists, dicts, strings); return arrays or tensors")
     try:
         header = json.loads(_read_exact(sock, head_len))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -275,9 +285,13 @@ def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES) -> tuple[dict, list[
         (size,) = struct.unpack("<Q", _read_exact(sock, 8))
         total += size
         if total > limit:
-            raise WireError("frame too large")
+            raise WireError(f"a reply larger than {_megabytes(limit)}")
         buffers.append(_read_exact(sock, size))
     return header, buffers
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / (1024 * 1024):g} MB"
 
 
 def _read_exact(sock: socket.socket, size: int) -> bytes:

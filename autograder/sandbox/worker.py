@@ -147,8 +147,8 @@ class Server:
     # -- exceptions as data, with the student's own frames only
     def _describe(self, exc: BaseException) -> dict:
         kind = "exception"
-        if isinstance(exc, NotImplementedError):
-            kind = "not_implemented"
+        if isinstance(exc, NotImplementedError) and self._raised_by_student(exc):
+            kind = "not_implemented"      # the stub's own `raise`, not one from inside torch
         elif isinstance(exc, (wire.WireError, LookupError)) and not self._student_frames(exc):
             kind = "bad_request"
         info = {"kind": kind, "type": _type_name(exc), "message": _safe_str(exc),
@@ -157,6 +157,10 @@ class Server:
             info.update(line=exc.lineno, offset=exc.offset, text=_clip(exc.text or "", 200),
                         message=_clip(str(exc.msg), MAX_MESSAGE_CHARS))
         return info
+
+    def _raised_by_student(self, exc: BaseException) -> bool:
+        frames = traceback.extract_tb(exc.__traceback__)
+        return bool(frames) and frames[-1].filename in self.student_files
 
     def _student_frames(self, exc: BaseException) -> list[list]:
         frames = []
