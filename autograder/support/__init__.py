@@ -2,8 +2,19 @@
 
 Only ``autograder.support.*`` may be imported from here: this package is loaded into the
 worker process, which must not pull in the rest of the kit.
-"""
-from autograder.support import figures
-from autograder.support import modules  # noqa: E402,F401  (ex2/ex3: nn.Module structure, grads, axes)
 
-__all__ = ["figures"]
+    autograd   ex1/ex4: gradients of student functions
+    figures    ex2: the figure inspector (a drawn figure as data)
+    functions  ex1: the functions handed to ``numerical_gradient``
+    lm         ex4: the tiny causal language model for ``greedy_generate``
+    modules    ex2/ex3: nn.Module structure and gradients, fresh axes
+    training   ex5: structure, gradients, the kit's own training loop
+"""
+from autograder.support import autograd
+from autograder.support import figures
+from autograder.support import functions
+from autograder.support import lm
+from autograder.support import modules
+from autograder.support import training
+
+__all__ = ["autograd", "figures", "functions", "lm", "modules", "training"]

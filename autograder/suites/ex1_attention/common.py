@@ -1,0 +1,110 @@
+"""Shared inputs and checks for the ex1 hidden suite (grader side; not a test file).
+
+Seeds here are the hidden ones (the public tests use others). Inputs are drawn so that
+every mask row allows at least one key *and* blocks at least one, so that an inverted
+mask is still well defined and can be recognised.
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+import torch
+
+from autograder.sandbox.errors import (ExerciseUnavailable, StudentError, WorkerCrashed,
+                                       describe_error)
+from autograder.suites import checks
+
+SEED = 7301                    # hidden base seed for ex1
+
+
+def rng(offset: int) -> np.random.Generator:
+    return np.random.default_rng(SEED + offset)
+
+
+def qkv(offset: int, lead: tuple[int, ...], n: int, m: int, d_k: int, d_v: int,
+        dtype=np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r = rng(offset)
+    Q = r.normal(size=(*lead, n, d_k)).astype(dtype)
+    K = r.normal(size=(*lead, m, d_k)).astype(dtype)
+    V = r.normal(size=(*lead, m, d_v)).astype(dtype)
+    return Q, K, V
+
+
+def mask(offset: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Random bool mask, each row (last axis) with at least one True and one False."""
+    r = rng(1000 + offset)
+    out = r.random(shape) < 0.55
+    m = shape[-1]
+    flat = out.reshape(-1, m)
+    for row in flat:
+        if not row.any():
+            row[r.integers(m)] = True
+        if row.all():
+            row[r.integers(m)] = False
+    return flat.reshape(shape)
+
+
+def to_torch(*arrays: np.ndarray, dtype=torch.float64) -> list[torch.Tensor]:
+    return [torch.tensor(a, dtype=dtype) if a.dtype != bool else torch.tensor(a) for a in arrays]
+
+
+def pair(result: Any, what: str) -> tuple[Any, Any]:
+    """The student's ``(output, weights)``."""
+    return checks.expect_tuple(result, 2, what)
+
+
+def expect_finite(value: Any, what: str, inputs: str) -> None:
+    arr = checks.as_array(value, what)
+    if np.isnan(arr).any():
+        checks.fail(f"{what}: contains NaN (inputs: {inputs})")
+    if np.isinf(arr).any():
+        checks.fail(f"{what}: contains inf (inputs: {inputs})")
+
+
+def expect_rows_sum_to_one(weights: Any, what: str, inputs: str, axis: int = -1) -> None:
+    arr = checks.as_array(weights, what)
+    if (arr < 0).any():
+        checks.fail(f"{what}: has negative entries (inputs: {inputs})")
+    sums = arr.sum(axis=axis)
+    worst = float(np.max(np.abs(sums - 1.0))) if sums.size else 0.0
+    if not math.isfinite(worst) or worst > 1e-5:
+        checks.fail(f"{what}: do not sum to 1 along axis {axis} (largest deviation {worst:.3g}; "
+                    f"inputs: {inputs})")
+
+
+def expect_masked_zero(weights: Any, mask_: np.ndarray, what: str, inputs: str) -> None:
+    arr = checks.as_array(weights, what)
+    blocked = np.broadcast_to(~np.asarray(mask_, dtype=bool), arr.shape)
+    bad = int(np.count_nonzero(arr[blocked] != 0.0))
+    if bad:
+        checks.fail(f"{what}: {bad} of {int(blocked.sum())} masked positions (mask False) have a "
+                    f"non-zero weight; they must be exactly 0 (inputs: {inputs})")
+
+
+def expect_unchanged(changes: list[float], names: list[str], function: str,
+                     tolerance: float = 0.0) -> None:
+    touched = [n for n, c in zip(names, changes) if not (c <= tolerance)]
+    if touched:
+        checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place; "
+                    "work on new arrays/tensors (e.g. x = x - m, not x -= m)")
+
+
+@contextmanager
+def calling(what: str) -> Iterator[None]:
+    """Name the student's function, not the kit helper that called it, in error messages.
+
+    ``support.autograd.grads(student.attention.f, …)`` reports a student exception as
+    coming from the support helper; inside ``with calling("attention.f"):`` it reads
+    "attention.f raised …" / "attention.f is not implemented yet" instead.
+    """
+    try:
+        yield
+    except (WorkerCrashed, ExerciseUnavailable):
+        raise
+    except StudentError as exc:
+        if not exc.info.get("kind"):
+            raise
+        raise type(exc)(describe_error(exc.info, what=what), exc.info) from None

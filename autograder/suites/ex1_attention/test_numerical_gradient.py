@@ -1,0 +1,100 @@
+"""ex1 · numerical_gradient: central differences on non-separable functions.
+
+The function ``f`` cannot cross the process boundary, so the worker builds it from
+parameters (``autograder.support.functions``) and the grader builds the same one here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reference.attention as ref
+from autograder.diagnosis import ex1 as mistakes
+from autograder.suites import checks
+from autograder.suites.ex1_attention import common
+from autograder.support import functions
+
+NAME = "numerical_gradient"
+
+
+def _params(offset: int, size: int, k: int = 5, c: float = 0.3) -> dict:
+    r = common.rng(300 + offset)
+    return {"A": r.normal(size=(k, size)), "b": r.normal(size=k), "c": c}
+
+
+def _run(student, support, kind, params, x, eps=None):
+    """The student's gradient, the change made to x, the calls f received, and the expectation."""
+    f_remote = support.functions.make_function(kind, params, x)
+    kwargs = {} if eps is None else {"eps": eps}
+    with common.calling(f"attention.{NAME}"):
+        grad, changes = support.autograd.call_and_check_unchanged(
+            getattr(student.attention, NAME), [f_remote, x], kwargs)
+    report = f_remote.report()
+    f_local = functions.make_function(kind, params)
+    want = ref.numerical_gradient(f_local, x, **kwargs)
+    inputs = checks.describe_inputs(x=x) + (f", eps={eps:g}" if eps is not None else "")
+    return grad, changes, report, want, f_local, inputs
+
+
+def _expect_gradient(grad, want, f_local, x, eps, inputs):
+    checks.expect_type(grad, np.ndarray, f"{NAME}(f, x)")
+    checks.expect_shape(grad, x.shape, f"{NAME}(f, x)", inputs)
+    checks.expect_dtype(grad, np.dtype("float64"), f"{NAME}(f, x)")
+    checks.expect_close(grad, want, f"{NAME}(f, x)", inputs=inputs, rtol=1e-6, atol=1e-8,
+                        mistakes=lambda: mistakes.numerical_gradient(f_local, x, eps))
+
+
+@pytest.mark.points(1.5)
+def test_numerical_gradient_default_eps(student, support):
+    """numerical_gradient matches central differences (default eps) on a non-separable f"""
+    x = common.rng(30).normal(size=(2, 3))
+    grad, _, _, want, f_local, inputs = _run(student, support, "sin_mix", _params(0, x.size), x)
+    _expect_gradient(grad, want, f_local, x, 1e-6, inputs)
+
+
+@pytest.mark.points(1.5)
+def test_numerical_gradient_uses_eps(student, support):
+    """numerical_gradient uses the eps it is given"""
+    x = common.rng(31).normal(size=(4,))
+    eps = 1e-2
+    grad, _, _, want, f_local, inputs = _run(student, support, "logsumexp_mix",
+                                             _params(1, x.size, c=0.7), x, eps)
+    _expect_gradient(grad, want, f_local, x, eps, inputs)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("shape", [(2, 2, 2), (5,)], ids=["3-D x", "1-D x"])
+def test_numerical_gradient_any_shape(student, support, shape):
+    """numerical_gradient works for x of any shape"""
+    x = np.asarray(common.rng(32 + len(shape)).normal(size=shape), dtype=np.float64)
+    eps = 1e-3
+    grad, _, _, want, f_local, inputs = _run(student, support, "sin_mix",
+                                             _params(2 + len(shape), max(1, x.size)), x, eps)
+    _expect_gradient(grad, want, f_local, x, eps, inputs)
+
+
+@pytest.mark.points(1)
+def test_numerical_gradient_leaves_x_unchanged(student, support):
+    """numerical_gradient leaves x unchanged and evaluates f at x ± eps·e_i"""
+    x = common.rng(33).normal(size=(3, 2))
+    eps = 1e-3
+    grad, changes, report, _, _, inputs = _run(student, support, "sin_mix", _params(5, x.size), x, eps)
+    # in-place perturbation restored with arithmetic may leave rounding dust: allow it
+    common.expect_unchanged(changes[1:2], ["x"], NAME, tolerance=1e-12)
+    records = report["records"]
+    wrong_shape = [r for r in records if r["shape"] != list(x.shape)]
+    if wrong_shape:
+        checks.fail(f"{NAME}: f was called with an array of shape {tuple(wrong_shape[0]['shape'])}; "
+                    f"call f with arrays of x's shape {x.shape} ({inputs})")
+    several = [r for r in records if r["n_changed"] > 1]
+    if several:
+        checks.fail(f"{NAME}: f was called at a point where {several[0]['n_changed']} entries of x "
+                    f"differ from x at once; perturb one entry at a time ({inputs})")
+    perturbed = [r for r in records if r["n_changed"] == 1]
+    if len(perturbed) < 2 * x.size:
+        checks.fail(f"{NAME}: f was called at only {len(perturbed)} perturbed points; central "
+                    f"differences need 2 per entry of x, {2 * x.size} here ({inputs})")
+    far = [r for r in perturbed if abs(r["max_change"] - eps) > 1e-9]
+    if far:
+        checks.fail(f"{NAME}: f was called at x ± {far[0]['max_change']:.3g}·e_i; the step must be "
+                    f"eps ({inputs})")

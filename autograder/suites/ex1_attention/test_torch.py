@@ -1,0 +1,117 @@
+"""ex1 · scaled_dot_product_attention (PyTorch): values, dtypes, masks, autograd, inputs left alone."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import reference.attention as ref
+from autograder.diagnosis import ex1 as mistakes
+from autograder.suites import checks
+from autograder.suites.ex1_attention import common
+
+NAME = "scaled_dot_product_attention"
+DTYPES = [torch.float32, torch.float64]
+IDS = ["float32", "float64"]
+
+
+def _expected(Q, K, V, mask=None):
+    """Reference result computed in float64 from the same values."""
+    up = [t.detach().to(torch.float64) for t in (Q, K, V)]
+    return ref.scaled_dot_product_attention(*up, mask)
+
+
+def _check(student, Q, K, V, mask=None):
+    dtype = Q.dtype
+    named = {"Q": Q, "K": K, "V": V, **({} if mask is None else {"mask": mask})}
+    inputs = checks.describe_inputs(**named) + f", dtype {str(dtype).removeprefix('torch.')}"
+    args = (Q, K, V) if mask is None else (Q, K, V, mask)
+    out, w = common.pair(getattr(student.attention, NAME)(*args), f"{NAME}(…)")
+    checks.expect_type(out, torch.Tensor, "output")
+    checks.expect_type(w, torch.Tensor, "weights")
+    want_out, want_w = _expected(Q, K, V, mask)
+    checks.expect_shape(w, tuple(want_w.shape), "weights", inputs)
+    checks.expect_shape(out, tuple(want_out.shape), "output", inputs)
+    checks.expect_dtype(w, dtype, "weights")
+    checks.expect_dtype(out, dtype, "output")
+    common.expect_finite(w, "weights", inputs)
+    rtol, atol = checks.tolerance(dtype)
+    checks.expect_close(w, want_w, "weights", inputs=inputs, rtol=rtol, atol=atol,
+                        mistakes=lambda: mistakes.forward(Q, K, V, mask, "weights"))
+    checks.expect_close(out, want_out, "output", inputs=inputs, rtol=rtol, atol=atol,
+                        mistakes=lambda: mistakes.forward(Q, K, V, mask, "output"))
+    return out, w, inputs
+
+
+@pytest.mark.points(1.25)
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_torch_values_and_dtype(student, dtype):
+    """torch attention matches the reference and keeps the dtype"""
+    Q, K, V = common.to_torch(*common.qkv(40, (2,), n=4, m=6, d_k=5, d_v=3), dtype=dtype)
+    _check(student, Q, K, V)
+
+
+@pytest.mark.points(1)
+def test_torch_unbatched_and_leading_dims(student):
+    """torch attention on unbatched inputs and on two leading dims"""
+    Q, K, V = common.to_torch(*common.qkv(41, (), n=3, m=2, d_k=4, d_v=5))
+    _check(student, Q, K, V)
+    Q, K, V = common.to_torch(*common.qkv(42, (2, 3), n=2, m=4, d_k=3, d_v=2), dtype=torch.float32)
+    _check(student, Q, K, V)
+
+
+@pytest.mark.points(1.25)
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_torch_masks(student, dtype):
+    """torch attention with broadcast boolean masks: masked weights exactly 0"""
+    Q, K, V = common.to_torch(*common.qkv(43, (2,), n=4, m=5, d_k=3, d_v=4), dtype=dtype)
+    for i, shape in enumerate([(4, 5), (2, 1, 5)]):
+        mask = torch.from_numpy(common.mask(43 + i, shape))
+        _, w, inputs = _check(student, Q, K, V, mask)
+        common.expect_masked_zero(w, mask.numpy(), "weights", inputs)
+
+
+@pytest.mark.points(1.5)
+@pytest.mark.parametrize("masked", [False, True], ids=["no mask", "mask"])
+def test_torch_differentiable(student, support, masked):
+    """torch attention is differentiable: gradients w.r.t. Q, K, V match the reference"""
+    Q, K, V = common.to_torch(*common.qkv(44 + masked, (2,), n=3, m=4, d_k=5, d_v=2))
+    mask = torch.from_numpy(common.mask(44, (3, 4))) if masked else None
+    g_out = torch.tensor(common.rng(46 + masked).normal(size=(2, 3, 2)))
+    args = [Q, K, V] + ([mask] if masked else [])
+    inputs = checks.describe_inputs(Q=Q, K=K, V=V, **({"mask": mask} if masked else {}))
+    with common.calling(f"attention.{NAME}"):
+        res = support.autograd.grads(getattr(student.attention, NAME), args, {}, [g_out, None], [0, 1, 2])
+    if len(res["requires_grad"]) != 2:
+        checks.fail(f"{NAME}: expected (output, weights), got {len(res['requires_grad'])} values")
+    for attached, name in zip(res["requires_grad"], ("output", "weights")):
+        if not attached:
+            checks.fail(f"{NAME}: the returned {name} came back with requires_grad=False although "
+                        f"Q, K, V require grad: it is cut off from autograd; do not use .detach(), "
+                        f".numpy(), .item() or torch.no_grad() on the computation path ({inputs})")
+    if res["error"]:
+        checks.fail(f"{NAME}: backpropagating through your result failed: {res['error']} ({inputs})")
+    # expected: the reference's analytic backward (itself checked against torch autograd in the
+    # kit's tests); no autograd in the grading process, which forks sandbox workers
+    want = ref.attention_backward_np(g_out.numpy(), Q.numpy(), K.numpy(), V.numpy(),
+                                     None if mask is None else mask.numpy())
+    for name, got, exp in zip(("dQ", "dK", "dV"), res["grads"], want):
+        if got is None:
+            checks.fail(f"{NAME}: no gradient reaches {name[1:]} ({inputs})")
+        checks.expect_close(got, exp, f"gradient {name} of sum(g·output)", inputs=inputs,
+                            rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.points(0.5)
+def test_torch_leaves_inputs_unchanged(student, support):
+    """torch attention does not modify Q, K, V or the mask"""
+    Q, K, V = common.to_torch(*common.qkv(48, (2,), n=3, m=4, d_k=2, d_v=3))
+    mask = torch.from_numpy(common.mask(48, (3, 4)))
+    with common.calling(f"attention.{NAME}"):
+        result, changes = support.autograd.call_and_check_unchanged(getattr(student.attention, NAME),
+                                                               [Q, K, V, mask])
+    common.expect_unchanged(changes, ["Q", "K", "V", "mask"], NAME)
+    out, w = common.pair(result, f"{NAME}(…)")
+    want_out, want_w = _expected(Q, K, V, mask)
+    inputs = checks.describe_inputs(Q=Q, K=K, V=V, mask=mask)
+    checks.expect_close(w, want_w, "weights", inputs=inputs, rtol=1e-7, atol=1e-9)
+    checks.expect_close(out, want_out, "output", inputs=inputs, rtol=1e-7, atol=1e-9)

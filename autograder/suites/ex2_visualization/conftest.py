@@ -1,0 +1,122 @@
+"""ex2 hidden suite: the student's plots, drawn once per grading session and read back.
+
+Each fixture calls the student's function ONCE in the worker, inspects what is displayed
+with the kit's figure inspector (``support.figures``, also in the worker), closes the
+figures, and hands the tests plain data. Tests then judge different properties of the
+same drawing, so one mistake costs one test, and the suite stays fast.
+
+Inputs are fixed (seeded) and differ from the public tests'. Every weight matrix is
+non-square with distinct entries strictly between 0 and 1, so a transpose, a flip, or
+automatic colour limits all show.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.sandbox import UnsupportedValue
+from autograder.suites.ex2_visualization._checks import weights
+
+QUERIES = ["my", "old", "dog"]
+KEYS = ["the", "cat", "sat", "on", "mats"]
+QUERIES_2 = ["we", "ate", "ripe", "plums"]
+KEYS_2 = ["yes", "no"]
+HEAD_TOKENS = ["red", "fox", "ran"]
+TITLE = "Layer 2 · head 3"
+SUPTITLE = "All heads, layer 5"
+
+
+def _axes_of(support, call):
+    """Run ``call()`` (a student plotting call) and find the axes it drew into."""
+    try:
+        result = call()
+        types = support.modules.type_names(result)
+    except UnsupportedValue:                       # returned something that cannot cross
+        result, types = None, ["(a value the grader cannot receive)"]
+    ax = result if "Axes" in types else support.modules.find_axes(result)
+    return types, ax
+
+
+def _inspect(support, call) -> dict:
+    try:
+        types, ax = _axes_of(support, call)
+        info = support.figures.describe_axes(ax) if ax is not None else None
+        return {"types": types, "info": info}
+    finally:
+        support.modules.close_all()
+
+
+@pytest.fixture(scope="session")
+def plain(student, support):
+    """plot_attention(W (3, 5) NumPy, QUERIES, KEYS): no ax, no title, default cmap."""
+    w = weights(3, 5, seed=7321)
+    out = _inspect(support, lambda: student.visualize.plot_attention(w, QUERIES, KEYS))
+    return {"weights": w, "queries": QUERIES, "keys": KEYS, **out}
+
+
+@pytest.fixture(scope="session")
+def titled(student, support):
+    """plot_attention(W (4, 2), …, title=TITLE, cmap="magma") — more queries than keys."""
+    w = weights(4, 2, seed=7322)
+    out = _inspect(support, lambda: student.visualize.plot_attention(
+        w, QUERIES_2, KEYS_2, title=TITLE, cmap="magma"))
+    return {"weights": w, "queries": QUERIES_2, "keys": KEYS_2, "title": TITLE, **out}
+
+
+@pytest.fixture(scope="session")
+def from_tensor(student, support):
+    """plot_attention(torch float32 tensor (3, 5) requiring grad, …)."""
+    w = weights(3, 5, seed=7323).astype(np.float32)
+    t = torch.tensor(w, requires_grad=True)
+    out = _inspect(support, lambda: student.visualize.plot_attention(t, QUERIES, KEYS))
+    return {"weights": w.astype(np.float64), "queries": QUERIES, "keys": KEYS, **out}
+
+
+@pytest.fixture(scope="session")
+def into_given_ax(student, support):
+    """A 1 × 2 figure made in the worker; plot_attention draws into the RIGHT axes."""
+    w = weights(3, 5, seed=7324)
+    try:
+        fig, axes = support.modules.new_axes(1, 2, (7.0, 3.0))
+        left, right = axes
+        returned = student.visualize.plot_attention(w, QUERIES, KEYS, ax=right)
+        same = support.modules.same_object(returned, right)
+        info = support.figures.describe_axes(right)
+        left_info = support.figures.describe_axes(left, draw=False)
+        return {"weights": w, "queries": QUERIES, "keys": KEYS, "same": same,
+                "info": info, "left": left_info}
+    finally:
+        support.modules.close_all()
+
+
+def _inspect_figure(support, call) -> dict:
+    try:
+        try:
+            result = call()
+            types = support.modules.type_names(result)
+        except UnsupportedValue:
+            result, types = None, ["(a value the grader cannot receive)"]
+        fig = result if "Figure" in types else support.modules.find_figure(result)
+        info = support.figures.describe_figure(fig) if fig is not None else None
+        return {"types": types, "info": info}
+    finally:
+        support.modules.close_all()
+
+
+@pytest.fixture(scope="session")
+def heads5(student, support):
+    """plot_attention_heads(W (5, 3, 3) NumPy, HEAD_TOKENS, ncols=3, title=SUPTITLE): a 2 × 3 grid."""
+    w = weights(3, 3, seed=7325, lead=(5,))
+    out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(
+        w, HEAD_TOKENS, ncols=3, title=SUPTITLE))
+    return {"weights": w, "tokens": HEAD_TOKENS, "ncols": 3, "title": SUPTITLE, **out}
+
+
+@pytest.fixture(scope="session")
+def heads2(student, support):
+    """plot_attention_heads(tensor (2, 3, 3) requiring grad, HEAD_TOKENS): default ncols=4, no title."""
+    w = weights(3, 3, seed=7326, lead=(2,)).astype(np.float32)
+    t = torch.tensor(w, requires_grad=True)
+    out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(t, HEAD_TOKENS))
+    return {"weights": w.astype(np.float64), "tokens": HEAD_TOKENS, "ncols": 4, "title": None, **out}

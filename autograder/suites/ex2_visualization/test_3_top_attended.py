@@ -1,0 +1,72 @@
+"""ex2 · top_attended: the k most attended keys per query, largest first, ties to the lower index."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import reference.visualize as ref
+from autograder.diagnosis import ex2 as mistakes
+from autograder.suites.checks import fail
+from autograder.suites.ex2_visualization._checks import weights
+
+KEYS = ["when", "the", "moon", "rose", "owls", "sang"]
+
+
+def _expect_top(got, w: np.ndarray, k: int, what: str) -> None:
+    want = ref.top_attended(w, KEYS, k=k)
+    n = w.shape[0]
+    if not isinstance(got, list) or len(got) != n:
+        fail(f"{what}: expected a list with one list per query row ({n} lists), got "
+             + (f"a {type(got).__name__} of length {len(got)}" if isinstance(got, (list, tuple))
+                else f"a {type(got).__name__}"))
+    for i, (row, expected) in enumerate(zip(got, want)):
+        if not isinstance(row, list) or not all(isinstance(t, str) for t in row):
+            fail(f"{what}: row {i} should be a list of {k} key tokens (strings), got "
+                 f"{type(row).__name__}" + (" of " + ", ".join(sorted({type(t).__name__ for t in row}))
+                                            if isinstance(row, (list, tuple)) else "")
+                 + ("\nLikely cause: return the tokens key_tokens[j], not the indices j"
+                    if isinstance(row, (list, tuple)) and row and not isinstance(row[0], str) else ""))
+        if len(row) != k:
+            fail(f"{what}: row {i} should hold k={k} tokens, got {len(row)}")
+    if got == want:
+        return
+    wrong = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
+    hint = mistakes.list_hint(got, mistakes.top_attended_mistakes(w, KEYS, k))
+    fail(f"{what}: {len(wrong)} of {n} rows are wrong (first wrong row: {wrong[0]}, your answer "
+         f"{[str(t)[:20] for t in got[wrong[0]]]})" + (f"\nLikely cause: {hint}" if hint else ""))
+
+
+@pytest.mark.points(1)
+def test_top1(student):
+    """top_attended with k=1 gives each query's most attended key"""
+    w = weights(4, 6, seed=7331)
+    got = student.visualize.top_attended(w, KEYS, k=1)
+    _expect_top(got, w, 1, "top_attended(weights (4, 6), key_tokens, k=1)")
+
+
+@pytest.mark.points(2)
+def test_topk_order(student):
+    """top_attended with k > 1 lists the keys largest weight first"""
+    w = weights(3, 6, seed=7332)
+    got = student.visualize.top_attended(w, KEYS, k=3)
+    _expect_top(got, w, 3, "top_attended(weights (3, 6), key_tokens, k=3)")
+
+
+@pytest.mark.points(1)
+def test_ties(student):
+    """equal weights: the lower key index comes first"""
+    w = np.array([[0.25, 0.05, 0.25, 0.05, 0.25, 0.15],
+                  [1 / 6] * 6,
+                  [0.05, 0.30, 0.05, 0.10, 0.20, 0.30]])
+    got = student.visualize.top_attended(w, KEYS, k=4)
+    _expect_top(got, w, 4, "top_attended(weights (3, 6) with equal weights in each row, key_tokens, k=4)")
+
+
+@pytest.mark.points(0.5)
+def test_tensor(student):
+    """top_attended accepts a torch tensor that requires grad"""
+    w = weights(5, 6, seed=7333).astype(np.float32)
+    got = student.visualize.top_attended(torch.tensor(w, requires_grad=True), KEYS, k=2)
+    _expect_top(got, w.astype(np.float64), 2,
+                "top_attended(torch tensor (5, 6) with requires_grad=True, key_tokens, k=2)")

@@ -1,0 +1,25 @@
+"""ex3 hidden suite: one student module per grading session, loaded with reference weights."""
+from __future__ import annotations
+
+import pytest
+
+from autograder.suites.ex3_multihead._cases import D_MODEL, HEADS, reference_state
+
+SEED = 52013
+
+
+@pytest.fixture(scope="session")
+def state():
+    """The reference weights (float32 state dict) every forward test loads."""
+    return reference_state(SEED)
+
+
+@pytest.fixture
+def mha(student, state):
+    """A fresh student MultiHeadAttention(12, 3) in the worker, loaded with ``state``.
+
+    Built per test (two cheap calls), so a worker restarted after one test's crash never
+    leaves the other tests holding a handle to an object that no longer exists."""
+    model = student.multihead.MultiHeadAttention(D_MODEL, HEADS)
+    model.load_state_dict(state)
+    return model

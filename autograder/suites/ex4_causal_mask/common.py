@@ -1,0 +1,127 @@
+"""Shared inputs and checks for the ex4 hidden suite (grader side; not a test file).
+
+Seeds here are the hidden ones (the public tests use others).
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+import torch
+
+from autograder.sandbox.errors import (ExerciseUnavailable, StudentError, WorkerCrashed,
+                                       describe_error)
+import reference.attention as ref_attention
+from autograder.suites import checks
+
+SEED = 4409                    # hidden base seed for ex4
+
+
+def gen(offset: int) -> torch.Generator:
+    return torch.Generator().manual_seed(SEED + offset)
+
+
+def randn(offset: int, *shape: int, dtype=torch.float64) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen(offset), dtype=torch.float64).to(dtype)
+
+
+def weights(offset: int, d_model: int, d_k: int, d_v: int, dtype=torch.float64):
+    """``W_q, W_k (d_model, d_k)`` and ``W_v (d_model, d_v)``, scaled like a trained layer."""
+    g = gen(500 + offset)
+    s = 1.0 / math.sqrt(d_model)
+    mats = [torch.randn(d_model, d, generator=g, dtype=torch.float64) * s * 1.5 for d in (d_k, d_k, d_v)]
+    return [m.to(dtype) for m in mats]
+
+
+def pair(result: Any, what: str) -> tuple[Any, Any]:
+    return checks.expect_tuple(result, 2, what)
+
+
+def expect_tensor(value: Any, what: str) -> torch.Tensor:
+    checks.expect_type(value, torch.Tensor, what)
+    return value
+
+
+def expect_finite(value: Any, what: str, inputs: str, nan_hint: str = "") -> None:
+    arr = checks.as_array(value, what)
+    if np.isnan(arr).any():
+        checks.fail(f"{what}: contains NaN (inputs: {inputs})" + (f"\nLikely cause: {nan_hint}" if nan_hint else ""))
+    if np.isinf(arr).any():
+        checks.fail(f"{what}: contains inf (inputs: {inputs})")
+
+
+def expect_unchanged(changes: list[float], names: list[str], function: str) -> None:
+    touched = [n for n, c in zip(names, changes) if c != 0.0]
+    if touched:
+        checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place; "
+                    "work on new tensors (no in-place ops such as masked_fill_ or += on an input)")
+
+
+def expect_mask(value: Any, want: torch.Tensor, what: str, inputs: str,
+                wrong: dict[str, torch.Tensor] | None = None) -> None:
+    """A boolean mask equal to ``want``; names a known wrong pattern when one matches."""
+    mask = expect_tensor(value, what)
+    checks.expect_shape(mask, tuple(want.shape), what, inputs)
+    checks.expect_dtype(mask, torch.bool, what)
+    if torch.equal(mask, want):
+        return
+    wrong_count = int((mask != want).sum())
+    hint = next((h for h, m in (wrong or {}).items() if torch.equal(mask, m)), None)
+    checks.fail(f"{what}: {wrong_count} of {want.numel()} entries are wrong (inputs: {inputs})"
+                + (f"\nLikely cause: {hint}" if hint else ""))
+
+
+@contextmanager
+def calling(what: str) -> Iterator[None]:
+    """Name the student's function, not the kit helper that called it, in error messages.
+
+    ``support.autograd.grads(student.attention.f, …)`` reports a student exception as
+    coming from the support helper; inside ``with calling("attention.f"):`` it reads
+    "attention.f raised …" / "attention.f is not implemented yet" instead.
+    """
+    try:
+        yield
+    except (WorkerCrashed, ExerciseUnavailable):
+        raise
+    except StudentError as exc:
+        if not exc.info.get("kind"):
+            raise
+        raise type(exc)(describe_error(exc.info, what=what), exc.info) from None
+
+
+# Expected gradients come from the reference's analytic backward (checked against autograd in
+# the kit's own tests) and the chain rule: the grading process runs no torch autograd, which
+# would leave thread pools behind in the sandbox workers it forks.
+
+def causal_attention_grads(g_out, x, W_q, W_k, W_v) -> list[np.ndarray]:
+    """d sum(g_out * output) / d (x, W_q, W_k, W_v) for causal self-attention (float64)."""
+    x, W_q, W_k, W_v, g = (t.detach().to(torch.float64).numpy() for t in (x, W_q, W_k, W_v, g_out))
+    Q, K, V = x @ W_q, x @ W_k, x @ W_v
+    n = x.shape[-2]
+    dQ, dK, dV = ref_attention.attention_backward_np(g, Q, K, V, np.tril(np.ones((n, n), dtype=bool)))
+    xt = np.swapaxes(x, -1, -2)
+    dx = dQ @ W_q.T + dK @ W_k.T + dV @ W_v.T
+    return [dx, (xt @ dQ).sum(0), (xt @ dK).sum(0), (xt @ dV).sum(0)]
+
+
+def attend_next_grads(g_out, q_t, K_cache, V_cache) -> list[np.ndarray]:
+    """d sum(g_out * output) / d (q_t, K_cache, V_cache) for one decoding step (float64)."""
+    q, K, V, g = (t.detach().to(torch.float64).numpy() for t in (q_t, K_cache, V_cache, g_out))
+    dq, dK, dV = ref_attention.attention_backward_np(g[:, None, :], q[:, None, :], K, V)
+    return [dq[:, 0, :], dK, dV]
+
+
+def nan_rows_hint(weights: Any) -> str:
+    """Which rows of causal weights are NaN says which mask mistake made them fully masked."""
+    from autograder.diagnosis import ex4 as mistakes
+    arr = checks.as_array(weights, "weights")
+    if arr.ndim < 2 or not np.isnan(arr).any():
+        return ""
+    bad = np.isnan(arr).reshape(-1, *arr.shape[-2:]).any(axis=(0, 2))      # per query row
+    if bad[0] and not bad[-1]:
+        return mistakes.STRICT
+    if bad[-1] and not bad[0]:
+        return mistakes.BLOCKS_TRUE
+    return "a query row with every key masked gives NaN weights: check which entries your mask allows"

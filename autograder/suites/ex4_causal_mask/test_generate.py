@@ -1,0 +1,125 @@
+"""ex4 · greedy_generate with the kit's tiny causal language model.
+
+The worker builds the model from a seed (``autograder.support.lm``); the grader builds the
+very same model here and runs the reference on it.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import reference.causal as ref
+from autograder.diagnosis import ex4 as mistakes
+from autograder.suites import checks
+from autograder.suites.ex4_causal_mask import common
+from autograder.support import lm
+
+NAME = "greedy_generate"
+VOCAB = 11
+
+
+def _prompt(offset: int, B: int, t: int) -> torch.Tensor:
+    return torch.randint(0, VOCAB, (B, t), generator=common.gen(700 + offset))
+
+
+def _models(support, seed: int, tie_period: int | None = None):
+    kwargs = {"vocab_size": VOCAB, "seed": common.SEED + seed, "tie_period": tie_period}
+    return support.lm.build(**kwargs), lm.build(**kwargs)
+
+
+def _margins_ok(model, ids: torch.Tensor, prompt_len: int) -> bool:
+    """Grader sanity: away from forced ties, the top logit wins by a clear margin."""
+    with torch.no_grad():
+        for end in range(prompt_len, ids.shape[1]):
+            logits = model(ids[:, :end])[:, -1, :]
+            if model.tie_period is not None:
+                logits = logits[:, :model.tie_period]
+            top = logits.topk(2, dim=-1).values
+            if float((top[:, 0] - top[:, 1]).min()) < 1e-4:
+                return False
+    return True
+
+
+TIE_HINT = ("on ties the lowest token index must win: torch.argmax does that; topk, sort and "
+            "argsort do not promise it")
+
+
+def _check(student, support, seed, prompt, k, tie_period=None):
+    remote, local = _models(support, seed, tie_period)
+    inputs = checks.describe_inputs(prompt=prompt, max_new_tokens=k) + \
+        (f", a model whose largest logit is shared by several tokens" if tie_period else "")
+    got = getattr(student.causal, NAME)(remote, prompt, k)
+    want = ref.greedy_generate(local, prompt, k)
+    if not _margins_ok(local, want, prompt.shape[1]):
+        raise RuntimeError("internal: the test model has near-ties; choose another seed")
+    got = common.expect_tensor(got, f"{NAME}(model, prompt, {k})")
+    hint = mistakes.name_generation_mistake(got, mistakes.greedy(local, prompt, k)) \
+        if not (tuple(got.shape) == tuple(want.shape) and torch.equal(got.long(), want)) else None
+    if hint is None and tie_period is not None:
+        hint = TIE_HINT
+    suffix = f"\nLikely cause: {hint}" if hint else ""
+    if tuple(got.shape) != tuple(want.shape):
+        checks.fail(f"{NAME}(model, prompt, {k}): expected shape {tuple(want.shape)}, got "
+                    f"{tuple(got.shape)} (inputs: {inputs}){suffix}")
+    if got.dtype != prompt.dtype:
+        checks.fail(f"{NAME}(model, prompt, {k}): expected dtype {prompt.dtype} (the prompt's), got {got.dtype}")
+    if not torch.equal(got[:, :prompt.shape[1]], prompt):
+        checks.fail(f"{NAME}(model, prompt, {k}): the first {prompt.shape[1]} columns must be the prompt "
+                    f"(inputs: {inputs}){suffix}")
+    wrong = int((got != want).sum())
+    if wrong:
+        steps = (got != want).any(dim=0).nonzero()
+        first = int(steps[0]) - prompt.shape[1] + 1 if len(steps) else 0
+        checks.fail(f"{NAME}(model, prompt, {k}): {wrong} of {want.numel()} tokens differ from greedy "
+                    f"decoding, first at generation step {first} (inputs: {inputs}){suffix}")
+
+
+@pytest.mark.points(3)
+def test_generate_matches_reference(student, support):
+    """greedy_generate matches greedy decoding on a tiny causal LM (B > 1)"""
+    _check(student, support, 1, _prompt(1, 3, 4), 6)
+
+
+@pytest.mark.points(1)
+def test_generate_keeps_prompt_shape_dtype(student, support):
+    """greedy_generate returns a long tensor (B, t + max_new_tokens) starting with the prompt"""
+    prompt = _prompt(2, 2, 3)
+    remote, _ = _models(support, 2)
+    inputs = checks.describe_inputs(prompt=prompt, max_new_tokens=4)
+    got = common.expect_tensor(getattr(student.causal, NAME)(remote, prompt, 4), f"{NAME}(model, prompt, 4)")
+    checks.expect_shape(got, (2, 7), f"{NAME}(model, prompt, 4)", inputs)
+    checks.expect_dtype(got, torch.long, f"{NAME}(model, prompt, 4)")
+    if not torch.equal(got[:, :3], prompt):
+        checks.fail(f"{NAME}(model, prompt, 4): the first 3 columns must be the prompt (inputs: {inputs})")
+    if bool(((got < 0) | (got >= VOCAB)).any()):
+        checks.fail(f"{NAME}(model, prompt, 4): generated ids must be token indices in 0 … vocab−1 "
+                    f"(inputs: {inputs})")
+
+
+@pytest.mark.points(2.5)
+def test_generate_ties_lowest_index(student, support):
+    """greedy_generate breaks ties in the logits towards the lowest token index"""
+    _check(student, support, 3, _prompt(3, 3, 2), 5, tie_period=4)
+
+
+@pytest.mark.points(1)
+def test_generate_single_row_and_prompt_kept(student, support):
+    """greedy_generate with B = 1 and a one-token prompt; the prompt is not modified"""
+    remote, local = _models(support, 4)
+    prompt = _prompt(4, 1, 1)
+    _check(student, support, 4, prompt, 7)
+    with common.calling(f"causal.{NAME}"):
+        result, changes = support.autograd.call_and_check_unchanged(getattr(student.causal, NAME),
+                                                               [remote, prompt, 3])
+    common.expect_unchanged(changes[1:2], ["prompt"], NAME)
+    want = ref.greedy_generate(local, prompt, 3)
+    if not (isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(want.shape)
+            and torch.equal(result, want)):
+        checks.fail(f"{NAME}(model, prompt, 3): not the greedy continuation of the prompt "
+                    f"(inputs: {checks.describe_inputs(prompt=prompt, max_new_tokens=3)})")
+
+
+@pytest.mark.points(0.5)
+def test_generate_zero_new_tokens(student, support):
+    """greedy_generate with max_new_tokens = 0 returns the prompt"""
+    _check(student, support, 5, _prompt(5, 2, 3), 0)

@@ -1,0 +1,83 @@
+"""ex4 · masks: create_causal_mask, create_padding_mask, combine_masks."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import reference.causal as ref
+from autograder.suites import checks
+from autograder.suites.ex4_causal_mask import common
+
+CAUSAL_WRONG = {
+    "your mask hides the diagonal (tril with diagonal=-1): position i may attend to itself":
+        lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1),
+    "your mask is upper-triangular: True means *may attend*, and position i may attend to "
+    "positions j <= i (on and below the diagonal)":
+        lambda n: torch.ones(n, n, dtype=torch.bool).triu(),
+    "your mask marks the *future* as True: in this course True means may attend, so it is True "
+    "on and below the diagonal":
+        lambda n: ~torch.ones(n, n, dtype=torch.bool).tril(),
+}
+
+
+@pytest.mark.points(1.5)
+@pytest.mark.parametrize("n", [1, 4, 7], ids=["n=1", "n=4", "n=7"])
+def test_causal_mask_pattern(student, n):
+    """create_causal_mask: bool (n, n), True on and below the diagonal"""
+    got = student.causal.create_causal_mask(n)
+    common.expect_mask(got, ref.create_causal_mask(n), f"create_causal_mask({n})", f"seq_len={n}",
+                       {h: f(n) for h, f in CAUSAL_WRONG.items()})
+
+
+@pytest.mark.points(1)
+def test_causal_mask_device_argument(student):
+    """create_causal_mask accepts a device argument"""
+    want = ref.create_causal_mask(5)
+    for args, kwargs, label in [((5,), {"device": "cpu"}, "create_causal_mask(5, device='cpu')"),
+                                ((5, "cpu"), {}, "create_causal_mask(5, 'cpu')"),
+                                ((5,), {"device": None}, "create_causal_mask(5, device=None)")]:
+        got = student.causal.create_causal_mask(*args, **kwargs)
+        common.expect_mask(got, want, label, "seq_len=5")
+
+
+@pytest.mark.points(2)
+def test_padding_mask(student):
+    """create_padding_mask: bool (B, max_len), True at positions < lengths[b]"""
+    lengths = torch.tensor([3, 1, 6, 4], dtype=torch.long)
+    max_len = 6
+    inputs = checks.describe_inputs(lengths=lengths, max_len=max_len)
+    got = student.causal.create_padding_mask(lengths, max_len)
+    pos = torch.arange(max_len)[None, :]
+    wrong = {"your mask is True at positions <= lengths[b]: sequence b has lengths[b] real tokens, "
+             "at positions 0 … lengths[b]−1": pos <= lengths[:, None],
+             "your mask is inverted: True marks the *real* tokens (the keys one may attend to), "
+             "False the padding": pos >= lengths[:, None]}
+    common.expect_mask(got, ref.create_padding_mask(lengths, max_len), "create_padding_mask(lengths, max_len)",
+                       inputs, wrong)
+
+
+@pytest.mark.points(0.5)
+def test_padding_mask_full_and_int32(student):
+    """create_padding_mask with full-length rows and int32 lengths"""
+    lengths = torch.tensor([5, 2, 5], dtype=torch.int32)
+    inputs = checks.describe_inputs(lengths=lengths, max_len=5) + ", lengths int32"
+    got = student.causal.create_padding_mask(lengths, 5)
+    common.expect_mask(got, ref.create_padding_mask(lengths, 5), "create_padding_mask(lengths, 5)", inputs)
+
+
+@pytest.mark.points(2)
+def test_combine_masks(student, support):
+    """combine_masks: (B, n, n) with [b, i, j] = causal[i, j] and padding[b, j]; inputs kept"""
+    n = 5
+    causal = ref.create_causal_mask(n)
+    padding = ref.create_padding_mask(torch.tensor([5, 2, 4]), n)
+    inputs = checks.describe_inputs(causal=causal, padding=padding)
+    with common.calling("causal.combine_masks"):
+        got, changes = support.autograd.call_and_check_unchanged(student.causal.combine_masks,
+                                                                 [causal, padding])
+    wrong = {"your mask applies the padding to the *queries* (padding[b, i]); it masks keys: "
+             "[b, i, j] = causal[i, j] and padding[b, j]": causal[None] & padding[:, :, None],
+             "your mask combines with `or`: a position may be attended only if *both* masks allow it":
+             causal[None] | padding[:, None, :]}
+    common.expect_mask(got, ref.combine_masks(causal, padding), "combine_masks(causal, padding)", inputs, wrong)
+    common.expect_unchanged(changes, ["causal", "padding"], "combine_masks")

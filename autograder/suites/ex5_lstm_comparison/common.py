@@ -1,0 +1,106 @@
+"""Shared set-up for the ex5 hidden suite (grader side; not a test file).
+
+Every model test builds the REFERENCE model from a fixed seed, sends its weights to the
+student's model with ``load_state_dict`` and compares the two on the same inputs, so the
+student's own initialisation never matters. Seeds here are the hidden ones; the public
+tests use others.
+"""
+from __future__ import annotations
+
+import copy
+
+import torch
+
+import reference.lstm_vs_attention as ref
+from autograder.sandbox import StudentError
+from autograder.suites import checks
+from autograder.support.training import KitClassifier
+
+SEED = 5501                       # hidden base seed for ex5
+
+# The grader's own torch work here is tiny: one thread, so that OpenMP threads spinning on a
+# busy 2-core machine do not slow it down (workers are single-threaded too, see forkserver).
+torch.set_num_threads(1)
+
+# sizes: n < max_len so that pos(arange(n)) and pos.weight differ
+VOCAB, D_MODEL, CLASSES, MAX_LEN = 11, 16, 11, 12
+BATCH, SEQ = 5, 9
+
+# float32 throughout, as the models are built by default
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def reference_model(kind: str, seed: int, vocab: int = VOCAB, d_model: int = D_MODEL,
+                    classes: int = CLASSES, max_len: int = MAX_LEN) -> torch.nn.Module:
+    torch.manual_seed(SEED + seed)
+    if kind == "lstm":
+        return ref.LSTMClassifier(vocab, d_model, classes)
+    return ref.AttentionClassifier(vocab, d_model, classes, max_len)
+
+
+def student_model(student, kind: str, vocab: int = VOCAB, d_model: int = D_MODEL,
+                  classes: int = CLASSES, max_len: int = MAX_LEN):
+    module = student.lstm_vs_attention
+    if kind == "lstm":
+        return module.LSTMClassifier(vocab, d_model, classes)
+    return module.AttentionClassifier(vocab, d_model, classes, max_len)
+
+
+def state_of(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def load(remote_model, reference: torch.nn.Module, name: str) -> None:
+    """Give the student's model the reference's weights (the spec's submodule names)."""
+    try:
+        remote_model.load_state_dict(state_of(reference))
+    except StudentError as exc:
+        first = str(exc).split("\nwhere")[0][:600]
+        checks.fail(f"the grader could not load weights into your {name} with "
+                    f"load_state_dict; its submodules and parameters must be exactly those of "
+                    f"the spec ({first})")
+
+
+def pair(student, kind: str, seed: int, **sizes):
+    """(student model with the reference weights, reference model)."""
+    reference = reference_model(kind, seed, **sizes)
+    name = "LSTMClassifier" if kind == "lstm" else "AttentionClassifier"
+    remote = student_model(student, kind, **sizes)
+    load(remote, reference, name)
+    return remote, reference
+
+
+# The kit's own classifier (autograder.support.training.KitClassifier): train, accuracy and
+# input_gradient_norms are judged on it, so that a mistake in the student's models does not
+# cost those tests too. The same seeded weights are built in the grader and in the worker.
+KIT = dict(vocab_size=VOCAB, d_model=8, num_classes=CLASSES, max_len=MAX_LEN)
+
+
+def kit_pair(support, seed: int):
+    """(the kit's classifier in the worker, the same model in the grader)."""
+    local = KitClassifier(**KIT, seed=SEED + seed)
+    remote = support.training.kit_classifier(*KIT.values(), SEED + seed)
+    return remote, local
+
+
+def dataset(num: int, seq: int, vocab: int, seed: int):
+    return ref.make_recall_dataset(num, seq, vocab, SEED + seed)
+
+
+def floats(x: torch.Tensor | list) -> torch.Tensor:
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+def clone(model: torch.nn.Module) -> torch.nn.Module:
+    return copy.deepcopy(model)
+
+
+def expect_float_list(value, length: int, what: str) -> None:
+    if not isinstance(value, list):
+        checks.fail(f"{what}: expected a list of Python floats, got {type(value).__name__}")
+    if len(value) != length:
+        checks.fail(f"{what}: expected {length} losses (one per step), got {len(value)}")
+    for i, v in enumerate(value):
+        if not isinstance(v, float):
+            checks.fail(f"{what}: entry {i} is a {type(v).__name__}, expected a Python float "
+                        "(use loss.item())")

@@ -1,0 +1,126 @@
+"""ex5 · path_length, train, accuracy, and the attention model learning the recall task."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograder.diagnosis import ex5 as mistakes
+from autograder.suites import checks
+from autograder.suites.ex5_lstm_comparison import common
+
+
+@pytest.mark.points(0.5)
+def test_path_length(student):
+    """path_length is seq_len − 1 for "lstm" and 1 for "attention", as an int"""
+    for kind in ("lstm", "attention"):
+        for n in (1, 2, 17, 300):
+            got = student.lstm_vs_attention.path_length(kind, n)
+            want = common.ref.path_length(kind, n)
+            if not isinstance(got, int) or isinstance(got, bool):
+                checks.fail(f"path_length({kind!r}, {n}) returned a {type(got).__name__}, expected an int")
+            if got != want:
+                hint = " (attention reaches position 0 in one step, whatever the length)" \
+                    if kind == "attention" else " (one recurrent step per position after the first)"
+                checks.fail(f"path_length({kind!r}, {n}) is not the number of sequential steps "
+                            f"from position 0 to the last position{hint}")
+
+
+@pytest.mark.points(2)
+def test_train_losses(student, support):
+    """train records each step's loss before its update (Adam, full batch, the given lr)"""
+    steps, lr = 6, 0.03
+    model, local = common.kit_pair(support, 90)
+    tokens, labels = common.dataset(24, common.SEQ, common.VOCAB, 91)
+    start = common.clone(local)
+    inputs = checks.describe_inputs(tokens=tokens, labels=labels, steps=steps, lr=lr)
+    got = student.lstm_vs_attention.train(model, tokens, labels, steps, lr)
+    common.expect_float_list(got, steps, f"train(model, {inputs})")
+    want = common.ref.train(local, tokens, labels, steps, lr)
+
+    def wrong():
+        out = mistakes.train_losses(start, tokens, labels, steps, lr)
+        out[mistakes.IGNORED_LR] = common.floats(common.ref.train(common.clone(start), tokens, labels, steps))
+        return out
+
+    checks.expect_close(common.floats(got), common.floats(want), f"the losses of train(model, {inputs})",
+                        rtol=common.RTOL, atol=common.ATOL, mistakes=wrong)
+    with torch.no_grad():
+        after = local(tokens)
+    checks.expect_close(model(tokens), after, f"the model's logits after train(model, {inputs})",
+                        rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.points(0.5)
+def test_train_default_lr_and_zero_steps(student, support):
+    """train defaults to lr=1e-2 and leaves the model alone for steps=0"""
+    steps = 4
+    model, local = common.kit_pair(support, 100)
+    tokens, labels = common.dataset(16, common.SEQ, common.VOCAB, 101)
+    inputs = checks.describe_inputs(tokens=tokens, labels=labels, steps=steps)
+    start = common.clone(local)
+    if student.lstm_vs_attention.train(model, tokens, labels, 0) != []:
+        checks.fail("train(model, tokens, labels, steps=0) must return an empty list")
+    with torch.no_grad():
+        before = local(tokens)
+    checks.expect_close(model(tokens), before, "the model's logits after train(…, steps=0)",
+                        rtol=1e-6, atol=1e-7)
+    got = student.lstm_vs_attention.train(model, tokens, labels, steps)
+    common.expect_float_list(got, steps, f"train(model, {inputs})")
+    want = common.ref.train(local, tokens, labels, steps)
+    checks.expect_close(common.floats(got), common.floats(want),
+                        f"the losses of train(model, {inputs}) with the default lr",
+                        rtol=common.RTOL, atol=common.ATOL,
+                        mistakes=lambda: mistakes.train_losses(start, tokens, labels, steps, 1e-2))
+
+
+@pytest.mark.points(1)
+def test_accuracy(student, support):
+    """accuracy is the fraction of correct argmax predictions, as a Python float"""
+    model, local = common.kit_pair(support, 110)
+    train_tokens, train_labels = common.dataset(64, common.SEQ, common.VOCAB, 111)
+    common.ref.train(local, train_tokens, train_labels, 30, 0.05)   # part-trained
+    model.load_state_dict(common.state_of(local))
+    tokens, labels = common.dataset(80, common.SEQ, common.VOCAB, 112)
+    for what, toks, labs in (("training samples", train_tokens, train_labels),
+                             ("held-out samples", tokens, labels)):
+        got = student.lstm_vs_attention.accuracy(model, toks, labs)
+        want = common.ref.accuracy(local, toks, labs)
+        call = f"accuracy(model, tokens, labels) on {len(labs)} {what}"
+        if not isinstance(got, float):
+            checks.fail(f"{call} returned a {type(got).__name__}, expected a Python float (use .item())")
+        if not 0.0 <= got <= 1.0:
+            hint = " (a percentage? return a fraction)" if got <= 100 else \
+                " (a count? divide by the number of samples)"
+            checks.fail(f"{call} is {got:g}, outside [0, 1]{hint}")
+        if abs(got - want) > 1e-6:
+            checks.fail(f"{call} is not the fraction of samples whose argmax logit equals the "
+                        "label (it differs by more than 1e-6)")
+
+
+# The end-to-end check: the kit's own Adam loop trains the student's AttentionClassifier
+# (from the reference's initial weights) on a length-32 recall task; the reference model
+# reaches 100% held-out accuracy on this set-up within 40 of the 60 steps, and
+# keeps it when its initial weights are perturbed (checked over several perturbations).
+E2E = dict(vocab=8, d_model=16, classes=8, max_len=32)
+E2E_TRAIN, E2E_TEST, E2E_STEPS, E2E_LR, E2E_MIN = 256, 256, 60, 0.05, 0.9
+
+
+@pytest.mark.points(1.5)
+def test_attention_learns_recall(student, support):
+    """trained by the kit's loop, AttentionClassifier recalls the first of 32 tokens"""
+    model, _ = common.pair(student, "attention", 130, **E2E)
+    tokens, labels = common.dataset(E2E_TRAIN, 32, E2E["vocab"], 131)
+    test_tokens, test_labels = common.dataset(E2E_TEST, 32, E2E["vocab"], 132)
+    model(test_tokens[:2])                      # a broken forward fails here, under its own name
+    losses = support.training.kit_train(model, tokens, labels, E2E_STEPS, E2E_LR, common.SEED)
+    if not all(loss == loss for loss in losses):
+        checks.fail("training your AttentionClassifier with the kit's Adam loop produced a NaN loss")
+    logits = model(test_tokens)
+    checks.expect_shape(logits, (E2E_TEST, E2E["classes"]), "AttentionClassifier(tokens)")
+    acc = float((checks.as_array(logits, "logits").argmax(-1) == test_labels.numpy()).mean())
+    if acc < E2E_MIN:
+        checks.fail(f"after {E2E_STEPS} full-batch Adam steps (the kit's loop, lr {E2E_LR}) on "
+                    f"{E2E_TRAIN} sequences of length 32, your AttentionClassifier predicts the "
+                    f"first token of {acc:.0%} of held-out sequences; a correct model gets over "
+                    f"{E2E_MIN:.0%}. Check that the last position attends to every position, the "
+                    "positional embeddings, and the 1/√d_model scaling")

@@ -1,0 +1,91 @@
+"""A tiny causal language model for testing ``greedy_generate``, built deterministically.
+
+The worker builds the model the student's ``greedy_generate`` is called with; the
+grading process builds the *same* model (same seed or same weights, importing this
+module normally) to compute what it expects. The model is causal for real (position i
+sees only positions ≤ i), depends on the whole context (so truncating the context or
+reading the wrong position changes the answer), and can force exact ties in the logits
+(so "the lowest index wins on ties" is tested, not left to chance).
+
+Only torch is used; the model has no dropout and is fully deterministic.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+__all__ = ["TinyCausalLM", "build", "from_weights", "weights_of", "calls_of"]
+
+
+class TinyCausalLM(nn.Module):
+    """Embedding + learned positions + a causal prefix-mean mixer + output projection.
+
+    Position i mixes the values of positions 0..i only (their running mean), so the model
+    is causal and depends on the whole context without being an attention layer itself:
+    it ships with the students' public tests and should not hand them ex4's answer.
+
+    ``forward(ids (B, t)) -> logits (B, t, vocab_size)``.
+
+    ``tie_period``: when set (``< vocab_size``), the model computes ``tie_period`` base
+    logits and token ``j`` gets exactly the logit of base token ``j % tie_period``, so the
+    largest logit is always shared by several tokens and only the lowest-index rule
+    decides. ``call_shapes`` records the shape of every input the model was called with.
+    """
+
+    def __init__(self, vocab_size: int, d_model: int = 8, max_len: int = 64,
+                 tie_period: int | None = None):
+        super().__init__()
+        self.vocab_size = int(vocab_size)
+        self.tie_period = None if tie_period is None else int(tie_period)
+        base = self.tie_period or self.vocab_size
+        self.embed = nn.Embedding(self.vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.W_v = nn.Linear(d_model, d_model, bias=False)
+        self.out = nn.Linear(d_model, base)
+        self.call_shapes: list[list[int]] = []
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        if len(self.call_shapes) < 10_000:
+            self.call_shapes.append(list(ids.shape))
+        ids = torch.as_tensor(ids)
+        t = ids.shape[-1]
+        x = self.embed(ids) + self.pos(torch.arange(t, device=ids.device))        # (B, t, d)
+        v = self.W_v(x)                                                            # (B, t, d)
+        counts = torch.arange(1, t + 1, device=ids.device, dtype=v.dtype).unsqueeze(-1)   # (t, 1)
+        h = x + v.cumsum(dim=-2) / counts                                          # (B, t, d)
+        logits = self.out(torch.tanh(h))                                           # (B, t, base)
+        if self.tie_period is not None:
+            index = torch.arange(self.vocab_size, device=ids.device) % self.tie_period
+            logits = logits.index_select(-1, index)                                # exact copies
+        return logits
+
+
+def build(vocab_size: int, seed: int, d_model: int = 8, max_len: int = 64,
+          tie_period: int | None = None, scale: float = 1.5) -> TinyCausalLM:
+    """A ``TinyCausalLM`` whose weights depend only on ``seed`` (same in every process)."""
+    model = TinyCausalLM(vocab_size, d_model, max_len, tie_period)
+    g = torch.Generator().manual_seed(int(seed))
+    with torch.no_grad():
+        for _, p in sorted(model.named_parameters()):
+            p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) * scale / math.sqrt(max(1, p.shape[-1])))
+    return model.requires_grad_(False)
+
+
+def from_weights(weights: dict, vocab_size: int, d_model: int = 8, max_len: int = 64,
+                 tie_period: int | None = None) -> TinyCausalLM:
+    """A ``TinyCausalLM`` with the given state dict (tensors, as from :func:`weights_of`)."""
+    model = TinyCausalLM(vocab_size, d_model, max_len, tie_period)
+    model.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+    return model.requires_grad_(False)
+
+
+def weights_of(model: TinyCausalLM) -> dict:
+    """The model's state dict as plain tensors."""
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def calls_of(model: TinyCausalLM) -> list[list[int]]:
+    """The shapes of the inputs the model has been called with, in order."""
+    return [list(s) for s in getattr(model, "call_shapes", [])]

@@ -1,0 +1,4 @@
+#@include stub
+
+while True:
+    pass

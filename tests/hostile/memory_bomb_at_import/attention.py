@@ -1,0 +1,5 @@
+#@include stub
+
+_hoard = []
+while True:
+    _hoard.append(b"x" * (16 << 20))

@@ -1,0 +1,1 @@
+raise SystemExit("helper files are never imported")
