@@ -7,8 +7,11 @@ PIP    := $(PY) -m pip
 TORCH_SPEC ?= torch==2.13.0
 TORCH_FROM ?= $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: all install release test clean
-all: install release
+.PHONY: all install release build test clean
+# The main command: install, regenerate the student release, build dist/ (Gradescope zip,
+# student release zip, other exports), then self-grade the solutions and the stubs with
+# dist/autograder.zip the way Gradescope runs it (as root; otherwise `grade`, and it says so).
+all: install release build
 
 install: $(VENV)/.installed
 
@@ -21,6 +24,9 @@ $(VENV)/.installed: pyproject.toml
 
 release: install
 	$(PY) -m autograder release
+
+build: release
+	$(PY) -m autograder build --out dist --self-grade
 
 test: install
 	$(PY) -m pytest -q $(PYTEST_ARGS)

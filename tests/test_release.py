@@ -124,7 +124,9 @@ def release() -> rel.Release:
 
 
 def test_assignments_is_up_to_date_with_solutions(release):
-    diff = rel.compare_release(release, ASSIGNMENTS)
+    # the check runtime (assignments/autograder/) is generated, not kept in git: see
+    # test_release_zip_ships_the_runtime_of_this_kit in test_gradescope.py
+    diff = rel.compare_release(release, ASSIGNMENTS, runtime=False)
     assert diff.up_to_date, (
         "assignments/ is out of date with solutions/; run `python -m autograder release`.\n"
         f"changed: {diff.changed}\nmissing: {diff.missing}\nstale: {diff.stale}")
@@ -141,7 +143,7 @@ def test_release_layout(release):
     assert "README.md" in release.files
     for path in release.files:
         parts = Path(path).parts
-        assert len(parts) == 1 or parts[0] in {ex.folder for ex in EXERCISES}
+        assert len(parts) == 1 or parts[0] in {ex.folder for ex in EXERCISES} | {"autograder"}  # + check runtime
 
 
 def test_check_reports_changed_and_stale_files(tmp_path, capsys, release):
@@ -290,7 +292,7 @@ def test_no_solution_text_in_the_release(release):
         seen = _notebook_text(text) if path.endswith(".ipynb") else text
         assert "BEGIN SOLUTION" not in seen and "END SOLUTION" not in seen, path
         assert "HIDDEN TESTS" not in seen, path
-        if path in public:
+        if path in public or path.startswith("autograder/"):   # kit code (check runtime): markers only
             continue
         lines = {line.strip() for line in seen.splitlines()}
         for origin, source in sources:
@@ -300,16 +302,66 @@ def test_no_solution_text_in_the_release(release):
             assert not leaked, f"{path} holds solution lines of {origin.name}: {leaked[:3]}"
 
 
+# What the student-side runtime (assignments/autograder/, behind `python -m autograder check`)
+# may hold: the core of the kit, the public tests, and helpers; never a hidden suite.
+_RUNTIME_CORE = {"__init__.py", "__main__.py", "cli.py", "check.py", "contract.py", "intake.py",
+                 "results.py", "plugin.py", "grading.py", "suites/__init__.py", "suites/checks.py",
+                 "suites/pytest.ini", "diagnosis/__init__.py"}
+
+
+def _runtime_path_allowed(rel_path: str) -> bool:
+    parts = Path(rel_path).parts
+    if rel_path in _RUNTIME_CORE or (len(parts) == 2 and parts[0] in ("sandbox", "support")
+                                     and rel_path.endswith(".py")):
+        return True
+    if len(parts) == 4 and parts[0] == "suites" and parts[2] == "public":
+        return parts[1] in {ex.folder for ex in EXERCISES} and parts[3].endswith(".py")
+    return len(parts) == 2 and parts[0] == "diagnosis" and parts[1].endswith(".py")
+
+
+def _imports_reference_unguarded(text: str) -> bool:
+    import ast
+    tree = ast.parse(text)
+    guarded = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try)
+               and any(isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError")
+                       for h in t.handlers)
+               for stmt in t.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        if id(node) not in guarded and any(n.split(".")[0] in ("reference", "solutions") for n in names):
+            return True
+    return False
+
+
 def test_nothing_from_reference_or_autograder_is_released(release):
-    public_dir = ROOT / "autograder" / "suites"
-    protected = {hashlib.sha256(p.read_bytes()).hexdigest(): p
+    """Only the `check` runtime comes from autograder/; no hidden test, reference or solution code."""
+    suites = ROOT / "autograder" / "suites"
+    kit_files = {hashlib.sha256(p.read_bytes()).hexdigest(): p
                  for top in ("reference", "autograder") for p in (ROOT / top).rglob("*")
                  if p.is_file() and p.stat().st_size > 0 and "__pycache__" not in p.parts
-                 and not (p.is_relative_to(public_dir) and "public" in p.parts)}
+                 and not (p.is_relative_to(suites) and "public" in p.parts)}
+    hidden = {d: p for d, p in kit_files.items()
+              if p.is_relative_to(ROOT / "reference")
+              or (p.is_relative_to(suites) and p.parent != suites)          # hidden suite files
+              or (p.parent.name == "diagnosis" and p.name != "__init__.py"
+                  and _imports_reference_unguarded(p.read_text()))
+              or p.is_relative_to(ROOT / "autograder" / "packaging")}
+    solutions = {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in (ROOT / "solutions").rglob("*.py")}
+    runtime = [p for p in release.files if p.startswith("autograder/")]
+    assert runtime, "the release ships the student runtime for `python -m autograder check`"
     for path, data in release.encoded().items():
-        assert not {"reference", "autograder", "suites"} & set(Path(path).parts), path
         digest = hashlib.sha256(data).hexdigest()
-        assert digest not in protected, f"{path} is a copy of {protected.get(digest)}"
+        assert digest not in hidden and digest not in solutions, \
+            f"{path} is a copy of {hidden.get(digest) or solutions.get(digest)}"
+        if path.startswith("autograder/"):
+            rel_path = path.removeprefix("autograder/")
+            assert _runtime_path_allowed(rel_path), f"{path} is not part of the check runtime"
+            if path.endswith(".py"):
+                assert not _imports_reference_unguarded(data.decode()), f"{path} imports reference"
+            continue
+        assert not {"reference", "autograder", "suites"} & set(Path(path).parts), path
+        assert digest not in kit_files, f"{path} is a copy of {kit_files.get(digest)}"
 
 
 # ----------------------------------------------------------------------------- notebooks
@@ -364,7 +416,7 @@ def test_pipeline_on_a_tiny_repo_with_public_tests(tmp_path):
                                "ex1_attention/ex1_attention.ipynb",
                                "ex1_attention/tests/test_shapes.py"]
     readme = r.files["ex1_attention/README.md"]
-    assert "## Rules" in readme and "<!--" not in readme and "python -m pytest -q tests" in readme
+    assert "## Rules" in readme and "<!--" not in readme and "python -m autograder check" in readme
     assert "`torch.nn.functional.scaled_dot_product_attention`" in readme
     nb_text = _notebook_text(r.files["ex1_attention/ex1_attention.ipynb"])
     assert "answer = 41 + 1" not in nb_text and "print(answer)" in nb_text

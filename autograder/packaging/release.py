@@ -35,6 +35,10 @@ from autograder.packaging.markers import (BEGIN, END, MarkerError, check_stub, f
 
 RULES_PLACEHOLDER = "<!-- release:rules -->"
 ALLOWED_IMPORTS = "the standard library, `numpy`, `torch` and `matplotlib`"
+# The check runtime (``assignments/autograder/``) is a copy of the kit's own code: written into
+# assignments/ and every release.zip, but not kept in git and not part of "assignments/ is up
+# to date with solutions/" (it is regenerated from the kit on every release and build).
+RUNTIME_DIR = "autograder/"
 # Folders that may appear inside assignments/ as side effects of using it; never "stale".
 IGNORED_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache"})
 # Markers that must never reach a student (nbgrader's hidden-test markers included).
@@ -269,9 +273,38 @@ class VerifyNoSolutionText(Step):
             raise ReleaseError("solution text in the release:\n  " + "\n  ".join(problems))
 
 
+class ShipCheckRuntime(Step):
+    """``assignments/autograder/``: the student-side runtime behind ``python -m autograder check``.
+
+    Release-wide (its :meth:`finish` runs once, after every exercise): the core of the kit,
+    the released exercises' public tests and the helpers they use, and nothing of the hidden
+    suites, the reference or the solutions; see :mod:`autograder.packaging.student_runtime`.
+    Ships nothing when the repository has no kit (e.g. a bare ``solutions/`` tree).
+    """
+    name = "ShipCheckRuntime"
+
+    def __call__(self, job: ExerciseJob) -> None:
+        pass                                   # nothing per exercise
+
+    def finish(self, root: Path, jobs: Sequence[ExerciseJob]) -> tuple[dict[str, str], set[str]]:
+        """``({path in assignments/: text}, {paths to scan for markers only})``.
+
+        The runtime is the kit's own code, written independently of the solutions, so it is
+        checked for markers but not line by line against them (``return fig`` is no leak).
+        """
+        from autograder.packaging import student_runtime as runtime
+        if not runtime.available(root):
+            return {}, set()
+        try:
+            files, _public = runtime.runtime_files(root, [job.exercise for job in jobs])
+        except runtime.StudentRuntimeError as exc:
+            raise ReleaseError(str(exc)) from None
+        return files, set(files)
+
+
 DEFAULT_STEPS: tuple[Step, ...] = (StripSolutions(), RenderStubHeader(), VerifyStub(),
                                    ReleaseNotebook(), CopyPublicTests(), RenderReadme(),
-                                   VerifyNoSolutionText())
+                                   VerifyNoSolutionText(), ShipCheckRuntime())
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -388,8 +421,9 @@ def render_checking(job: ExerciseJob) -> str:
     items = [f"Run the notebook `{ex.folder}.ipynb` top to bottom: its cells call your "
              "functions and show what they produce."]
     if job.public:
-        items.append("Run the public tests from this folder: `python -m pytest -q tests`. "
-                     "They check part of the contract; the grader's hidden tests check all of it.")
+        items.append(f"Run the public tests from the folder above this one (the one holding "
+                     f"`autograder/`): `python -m autograder check {ex.id}`. They check part of the "
+                     "contract, and explain each failure; the grader's hidden tests check all of it.")
     items.append(f"Submit `{ex.filename}`. The notebook is not graded.")
     return "\n".join(["## Checking your work", "", *_bullets(items), ""])
 
@@ -418,6 +452,13 @@ jupyter notebook
 
 Open the file you complete and replace every `raise NotImplementedError(...)` with your
 code. Re-run the notebook's import cell after each edit: it reloads your file.
+
+Check your work with the public tests, from this folder (the one holding `autograder/`):
+
+```bash
+python -m autograder check            # every exercise
+python -m autograder check ex1        # one of them
+```
 
 ## Rules for every exercise
 
@@ -460,8 +501,13 @@ def build_release(root: Path | None = None, exercises: str | list[str] | None = 
         for rel, text in job.files.items():
             files[f"{job.exercise.folder}/{rel}"] = text
     files["README.md"] = render_overview(jobs)
-    # Across exercises: no exercise's solution text in another exercise's files.
     public = {f"{j.exercise.folder}/{p}" for j in jobs for p in j.public}
+    for step in steps:                                  # release-wide steps (ShipCheckRuntime)
+        if callable(getattr(step, "finish", None)):
+            extra, copied = step.finish(root, jobs)
+            files.update(extra)
+            public |= copied
+    # Across exercises: no exercise's solution text in another exercise's files.
     problems = find_leaks(files, [s for j in jobs for s in j.secrets], skip=public)
     if problems:
         raise ReleaseError("solution text in the release:\n  " + "\n  ".join(problems))
@@ -491,8 +537,18 @@ class Comparison:
         return not (self.changed or self.missing or self.stale)
 
 
-def compare_release(release: Release, out: Path) -> Comparison:
+def is_runtime(path: str) -> bool:
+    """Whether a release path belongs to the generated check runtime (see ``RUNTIME_DIR``)."""
+    return path.startswith(RUNTIME_DIR)
+
+
+def compare_release(release: Release, out: Path, runtime: bool = True) -> Comparison:
+    """What differs between a generated release and a folder; ``runtime=False`` leaves the
+    check runtime out (a fresh clone has none until the first ``release``)."""
     wanted, have = release.encoded(), existing_files(out)
+    if not runtime:
+        wanted = {p: d for p, d in wanted.items() if not is_runtime(p)}
+        have = {p: d for p, d in have.items() if not is_runtime(p)}
     return Comparison(
         changed=sorted(p for p in wanted if p in have and have[p] != wanted[p]),
         missing=sorted(p for p in wanted if p not in have),
@@ -533,6 +589,10 @@ def summary(release: Release, out_label: str) -> str:
         if not job.public:
             lines.append("    tests/                       (no public tests yet)")
     lines.append(f"  {'README.md':<30} {_size(len(data['README.md'])):>9}  overview")
+    runtime = [p for p in data if p.startswith("autograder/")]
+    if runtime:
+        lines.append(f"  {'autograder/':<30} {_size(sum(len(data[p]) for p in runtime)):>9}  "
+                     f"student runtime for `python -m autograder check` ({len(runtime)} files)")
     total = sum(len(b) for b in data.values())
     lines.append(f"  {len(data)} files, {_size(total)}")
     return "\n".join(lines)
@@ -553,7 +613,7 @@ def main(args: argparse.Namespace | None = None) -> int:
         return 2
 
     if getattr(args, "check", False):
-        diff = compare_release(release, out)
+        diff = compare_release(release, out, runtime=False)
         if diff.up_to_date:
             print(f"{label}/ is up to date ({len(release.files)} files)")
             return 0

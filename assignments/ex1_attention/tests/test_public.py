@@ -1,0 +1,97 @@
+"""ex1 · public tests: invariants and small hand-checkable values (shipped to students).
+
+Run them with ``python -m autograder check ex1`` in the folder that holds attention.py.
+The hidden tests check much more (other shapes, masks, float32/float64, gradients).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+
+def pair(value, what: str) -> tuple:
+    """The ``(output, weights)`` a function returned, or a failure that says what came back."""
+    assert isinstance(value, (tuple, list)) and len(value) == 2, \
+        f"{what} should return a pair (output, weights), got {type(value).__name__}"
+    return tuple(value)
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_softmax_rows_sum_to_one(student):
+    """softmax: each row is non-negative, sums to 1, and survives entries of 1e4"""
+    x = np.array([[1.0, 2.0, 3.0], [1e4, 0.0, -1e4]])
+    out = np.asarray(student.attention.softmax(x))
+    assert out.shape == (2, 3), f"softmax(x) has shape {out.shape}, expected (2, 3)"
+    assert np.isfinite(out).all(), "softmax(x) contains NaN or inf for entries of magnitude 1e4"
+    assert (out >= 0).all() and np.allclose(out.sum(axis=-1), 1.0), "rows of softmax(x) do not sum to 1"
+    e = np.exp([1.0, 2.0, 3.0])
+    assert np.allclose(out[0], e / e.sum()), "softmax([1, 2, 3]) is not exp(x) / sum(exp(x))"
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_attention_np_hand_computed(student):
+    """scaled_dot_product_attention_np: a 1-query example computed by hand"""
+    Q = np.array([[2.0, 0.0]])                   # d_k = 2, so scores are divided by sqrt(2)
+    K = np.array([[1.0, 0.0], [0.0, 1.0]])
+    V = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    out, w = pair(student.attention.scaled_dot_product_attention_np(Q, K, V),
+                  "scaled_dot_product_attention_np")
+    s = np.array([2.0, 0.0]) / math.sqrt(2)
+    p = np.exp(s) / np.exp(s).sum()
+    assert np.shape(w) == (1, 2) and np.shape(out) == (1, 3), \
+        f"got weights {np.shape(w)} and output {np.shape(out)}, expected (1, 2) and (1, 3)"
+    assert np.allclose(w[0], p), "weights differ from softmax(Q Kᵀ / √d_k) (is the scaling by √d_k there?)"
+    assert np.allclose(out[0], p @ V), "output differs from weights @ V"
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_mask_true_means_may_attend(student):
+    """masks: True means may attend, masked weights are exactly 0 (NumPy and torch)"""
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 5))
+    mask = np.tril(np.ones((3, 3), dtype=bool))   # (n, m), broadcast over the batch
+    _, w = pair(student.attention.scaled_dot_product_attention_np(Q, K, V, mask),
+                "scaled_dot_product_attention_np")
+    assert np.shape(w) == (2, 3, 3), f"weights have shape {np.shape(w)}, expected (2, 3, 3)"
+    w = np.asarray(w)
+    assert (w[:, ~mask] == 0).all(), "weights where the mask is False must be exactly 0"
+    assert np.allclose(w[:, 0, 0], 1.0), "query 0 may attend only to key 0, so its weight must be 1"
+    _, wt = pair(student.attention.scaled_dot_product_attention(
+        torch.tensor(Q), torch.tensor(K), torch.tensor(V), torch.tensor(mask)),
+        "scaled_dot_product_attention")
+    assert isinstance(wt, torch.Tensor), f"the torch version returned {type(wt).__name__} weights"
+    assert np.allclose(wt.detach().numpy(), w), "the torch version disagrees with the NumPy version"
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_torch_keeps_dtype(student):
+    """scaled_dot_product_attention keeps float32 and has the right shapes"""
+    g = torch.Generator().manual_seed(0)
+    Q, K, V = (torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g),
+               torch.randn(2, 5, 6, generator=g))
+    out, w = pair(student.attention.scaled_dot_product_attention(Q, K, V), "scaled_dot_product_attention")
+    assert isinstance(out, torch.Tensor) and isinstance(w, torch.Tensor), \
+        f"expected two tensors, got {type(out).__name__} and {type(w).__name__}"
+    assert tuple(out.shape) == (2, 3, 6) and tuple(w.shape) == (2, 3, 5), \
+        f"got output {tuple(out.shape)} and weights {tuple(w.shape)}, expected (2, 3, 6) and (2, 3, 5)"
+    assert out.dtype == torch.float32 and w.dtype == torch.float32, \
+        f"float32 inputs gave {out.dtype} / {w.dtype}; keep the input's dtype"
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_numerical_gradient_of_a_quadratic(student, support):
+    """numerical_gradient of f(x) = Σ x² is 2x"""
+    x = np.array([[1.0, -2.0], [0.5, 3.0]])
+    # f(x) = sum(x**2), built by the kit next to your code (functions cannot be sent to it)
+    f = support.functions.make_function("sin_mix", {"A": np.zeros((1, 4)), "b": np.zeros(1), "c": 1.0})
+    grad = student.attention.numerical_gradient(f, x, eps=1e-5)
+    assert np.shape(grad) == (2, 2), f"the gradient has shape {np.shape(grad)}, expected (2, 2)"
+    assert np.allclose(grad, 2 * x, atol=1e-6), "the gradient of Σ x² should be 2x"

@@ -1,0 +1,78 @@
+"""ex3 public tests: shapes, the head layout on a tiny hand-checkable tensor, and invariants.
+The hidden tests compare against a reference implementation with loaded weights, with
+several masks, cross-attention, float64 and gradients.
+
+``student.multihead`` is your multihead.py; ``support.modules.describe(model)`` lists a
+module's submodules and parameters.
+"""
+import pytest
+import torch
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_split_heads_layout(student):
+    """public: split_heads gives head i the features i·d_head … (i+1)·d_head − 1"""
+    x = torch.arange(12.0).reshape(1, 2, 6)          # 1 batch, 2 tokens, d_model = 6
+    got = student.multihead.split_heads(x, 3)          # 3 heads of 2 features
+    want = torch.tensor([[[[0., 1.], [6., 7.]],
+                          [[2., 3.], [8., 9.]],
+                          [[4., 5.], [10., 11.]]]])
+    assert tuple(got.shape) == (1, 3, 2, 2), f"split_heads shape {tuple(got.shape)}, expected (1, 3, 2, 2)"
+    assert torch.equal(got, want), f"split_heads(arange(12).reshape(1, 2, 6), 3) gave {got.tolist()}"
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_round_trip(student):
+    """public: combine_heads(split_heads(x, h)) == x"""
+    x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(0))
+    back = student.multihead.combine_heads(student.multihead.split_heads(x, 4))
+    assert tuple(back.shape) == (2, 3, 8), f"round trip shape {tuple(back.shape)}, expected (2, 3, 8)"
+    assert torch.equal(back, x), "combine_heads(split_heads(x, 4)) differs from x"
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_module(student, support):
+    """public: parameters W_q, W_k, W_v, W_o; output and weight shapes; rows sum to 1"""
+    model = student.multihead.MultiHeadAttention(8, 2)
+    info = support.modules.describe(model)
+    want = sorted(f"{p}.{k}" for p in ("W_q", "W_k", "W_v", "W_o") for k in ("weight", "bias"))
+    assert sorted(info["parameters"]) == want, f"parameters are {sorted(info['parameters'])}, expected {want}"
+    g = torch.Generator().manual_seed(1)
+    q, kv = torch.randn(2, 3, 8, generator=g), torch.randn(2, 5, 8, generator=g)
+    out, w = model(q, kv, kv)
+    assert tuple(out.shape) == (2, 3, 8), f"output shape {tuple(out.shape)}, expected (2, 3, 8)"
+    assert tuple(w.shape) == (2, 2, 3, 5), f"weights shape {tuple(w.shape)}, expected (2, 2, 3, 5)"
+    assert torch.allclose(w.sum(-1), torch.ones(2, 2, 3), atol=1e-5), "weights rows do not sum to 1"
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_mask(student):
+    """public: masked keys (mask False) get weight 0"""
+    model = student.multihead.MultiHeadAttention(4, 2)
+    x = torch.randn(1, 3, 4, generator=torch.Generator().manual_seed(2))
+    mask = torch.tensor([[True, False, False],
+                         [True, True, False],
+                         [True, True, True]])
+    _, w = model(x, x, x, mask)
+    assert torch.all(w[..., ~mask] == 0), "weights of masked keys (mask False) are not 0"
+    assert torch.allclose(w.sum(-1), torch.ones(1, 2, 3), atol=1e-5), "weights rows do not sum to 1"
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_public_value_error(student):
+    """public: MultiHeadAttention(10, 3) raises ValueError"""
+    try:
+        student.multihead.MultiHeadAttention(10, 3)
+    except Exception as exc:                    # noqa: BLE001 - judged by the error's type name
+        info = getattr(exc, "info", None) or {}  # errors from the grader's sandbox carry it
+        if isinstance(exc, NotImplementedError) or info.get("kind") == "not_implemented":
+            raise
+        kind = info.get("type") or type(exc).__name__
+        assert kind == "ValueError", f"raised {kind}, expected ValueError"
+    else:
+        raise AssertionError("MultiHeadAttention(10, 3) raised nothing, expected ValueError")

@@ -1,0 +1,399 @@
+"""`python -m autograder batch SUBMISSIONS_DIR`: grade a whole class, one subprocess per student.
+
+Input: one sub-folder or ``.zip`` per student, or Gradescope's "Export Submissions" folder
+(``submission_metadata.yml`` plus one ``submission_<id>/`` folder per submission; names and
+emails come from the metadata when PyYAML is installed, else the folder names are used).
+
+Each student is graded by ``python -m autograder grade <submission> --results
+<out>/results/<student>/results.json`` in its own subprocess (own session), so a broken or
+hostile submission can never stop the batch: a grader that exits with an error, writes no
+results or runs past ``--student-timeout`` becomes a zero row with the reason, and its
+``results.json`` says so. ``--jobs N`` subprocesses run at once, with a progress bar.
+
+Output (next to ``--out``, default ``grades.csv``): the gradebook CSV, ``results/<student>/``
+(``results.json`` and ``grade.log``), ``summary.md`` and ``histogram.png``
+(:mod:`autograder.gradebook`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import autograder
+from autograder import contract, results
+
+KIT_ROOT = Path(autograder.__file__).resolve().parent.parent
+METADATA = "submission_metadata.yml"
+LOG_LIMIT = 64 * 1024
+KILL_GRACE = 5.0
+# autograder.sandbox.limits.WORKER_USER; not imported from there, which would load torch into
+# this coordinating process for nothing. Job slot k > 1 uses f"{WORKER_USER}{k}".
+WORKER_USER = "ag-student"
+
+
+@dataclass
+class Entry:
+    """One student's submission."""
+    student: str                  # display name (metadata name, else folder / zip name)
+    key: str                      # unique, file-system-safe: results/<key>/
+    path: Path
+    email: str = ""
+    sid: str = ""
+
+
+@dataclass
+class Row:
+    """One graded submission: a gradebook row."""
+    entry: Entry
+    scores: dict[str, float] = field(default_factory=dict)        # by exercise id
+    max_scores: dict[str, float] = field(default_factory=dict)
+    total: float = 0.0
+    status: str = "ok"            # ok | no files | timeout | error
+    reason: str = ""
+    seconds: float = 0.0
+    tests: list[dict] = field(default_factory=list)               # results.json "tests"
+
+
+@dataclass
+class Discovery:
+    entries: list[Entry]
+    ignored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    gradescope: bool = False
+
+
+# --------------------------------------------------------------------------- discovery
+
+def discover(folder: Path) -> Discovery:
+    """The submissions in ``folder``: sub-folders and zips, or a Gradescope export."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is not a folder")
+    children = [c for c in sorted(folder.iterdir()) if not c.name.startswith((".", "__"))]
+    if not (folder / METADATA).is_file():                 # the export one level down?
+        inner = [c for c in children if c.is_dir() and (c / METADATA).is_file()]
+        if len(children) == 1 and inner:
+            return discover(inner[0])
+    if (folder / METADATA).is_file():
+        return _gradescope(folder, children)
+    found = Discovery(entries=[])
+    for child in children:
+        if child.is_dir() or (child.is_file() and child.suffix.lower() == ".zip"):
+            name = child.name if child.is_dir() else child.stem
+            found.entries.append(Entry(student=name, key=name, path=child))
+        else:
+            found.ignored.append(child.name)
+    _unique_keys(found.entries)
+    return found
+
+
+def _gradescope(folder: Path, children: list[Path]) -> Discovery:
+    found = Discovery(entries=[], gradescope=True)
+    metadata, note = read_metadata(folder / METADATA)
+    if note:
+        found.notes.append(note)
+    for child in children:
+        if child.name == METADATA:
+            continue
+        if not child.is_dir() or not child.name.startswith("submission_"):
+            found.ignored.append(child.name)
+            continue
+        people = _submitters(metadata.get(child.name))
+        names = " & ".join(p["name"] for p in people if p["name"])
+        found.entries.append(Entry(
+            student=names or child.name, key=child.name, path=child,
+            email="; ".join(p["email"] for p in people if p["email"]),
+            sid="; ".join(p["sid"] for p in people if p["sid"])))
+    _unique_keys(found.entries)
+    return found
+
+
+def read_metadata(path: Path) -> tuple[dict, str | None]:
+    """Gradescope's ``submission_metadata.yml`` as a dict (empty, with a note, without PyYAML)."""
+    try:
+        import yaml
+    except ImportError:
+        return {}, "PyYAML is not installed: students are named by their submission folders"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+    except Exception as exc:  # noqa: BLE001 - a damaged file costs the names only
+        return {}, f"{path.name} could not be read ({type(exc).__name__}): folder names used"
+    return (data if isinstance(data, dict) else {}), None
+
+
+def _submitters(record) -> list[dict[str, str]]:
+    """``[{"name", "email", "sid"}]`` from one metadata record (keys with or without ':')."""
+    if not isinstance(record, dict):
+        return []
+    record = {str(k).lstrip(":"): v for k, v in record.items()}
+    people = record.get("submitters") or []
+    out = []
+    for person in people if isinstance(people, list) else []:
+        if isinstance(person, dict):
+            person = {str(k).lstrip(":"): v for k, v in person.items()}
+            out.append({k: str(person.get(k) or "").strip() for k in ("name", "email", "sid")})
+    return out
+
+
+def _unique_keys(entries: list[Entry]) -> None:
+    seen: dict[str, int] = {}
+    for e in entries:
+        base = re.sub(r"[^A-Za-z0-9._@+-]+", "_", e.key).strip("._") or "student"
+        n = seen.get(base.lower(), 0)
+        seen[base.lower()] = n + 1
+        e.key = base if n == 0 else f"{base}_{n + 1}"
+
+
+# --------------------------------------------------------------------------- grading one
+
+class Runner:
+    """Grades entries in subprocesses; remembers the live ones so they can be stopped."""
+
+    def __init__(self, out_dir: Path, exercises: tuple[contract.Exercise, ...], *,
+                 call_timeout: float = 20.0, student_timeout: float = 600.0,
+                 python: str | None = None, jobs: int = 1):
+        self.out_dir = Path(out_dir).resolve()
+        self.exercises = exercises
+        self.call_timeout = call_timeout
+        self.student_timeout = student_timeout
+        self.python = python or sys.executable
+        self._live: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+        self.stopping = False
+        # One worker user per job slot: the process limit (RLIMIT_NPROC) counts per user, so
+        # parallel graders sharing a user would eat into each other's limit.
+        self._slots: queue.SimpleQueue[str] = queue.SimpleQueue()
+        for slot in range(max(1, int(jobs))):
+            self._slots.put(WORKER_USER if slot == 0 else f"{WORKER_USER}{slot + 1}")
+
+    def command(self, entry: Entry, results_path: Path, worker_user: str = WORKER_USER) -> list[str]:
+        cmd = [self.python, "-m", "autograder", "grade", str(entry.path.resolve()),
+               "--results", str(results_path), "--timeout", f"{self.call_timeout:g}",
+               "--worker-user", worker_user]
+        if tuple(self.exercises) != contract.EXERCISES:
+            cmd += ["--exercises", ",".join(ex.id for ex in self.exercises)]
+        return cmd
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(KIT_ROOT), env.get("PYTHONPATH")) if p)
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env.setdefault(var, "1")                  # parallel jobs: no thread oversubscription
+        env.setdefault("MPLBACKEND", "Agg")
+        env.pop("PYTEST_ADDOPTS", None)
+        return env
+
+    def grade(self, entry: Entry) -> Row:
+        folder = self.out_dir / "results" / entry.key
+        folder.mkdir(parents=True, exist_ok=True)
+        results_path = folder / "results.json"
+        results_path.unlink(missing_ok=True)
+        started = time.monotonic()
+        row = Row(entry=entry)
+        if self.stopping:
+            return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
+        worker_user = self._slots.get()
+        proc = subprocess.Popen(self.command(entry, results_path, worker_user), cwd=folder,
+                                env=self.environment(), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        with self._lock:
+            self._live.add(proc)
+        timed_out = False
+        try:
+            log, _ = proc.communicate(timeout=self.student_timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            log = self._stop(proc)
+        finally:
+            with self._lock:
+                self._live.discard(proc)
+            self._slots.put(worker_user)
+        row.seconds = time.monotonic() - started
+        (folder / "grade.log").write_bytes(_tail(log or b"", LOG_LIMIT))
+        if timed_out:
+            return self._zero(row, results_path, "timeout",
+                              f"grading took longer than {self.student_timeout:g} s and was stopped")
+        if self.stopping and proc.returncode != 0:
+            return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
+        return self._read(row, results_path, proc.returncode, log or b"")
+
+    def _stop(self, proc: subprocess.Popen) -> bytes:
+        """SIGINT first (the grader's clean-up kills its worker), then SIGKILL."""
+        for sig, grace in ((signal.SIGINT, KILL_GRACE), (signal.SIGKILL, KILL_GRACE)):
+            try:
+                os.killpg(proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                out, _ = proc.communicate(timeout=grace)
+                return out or b""
+            except subprocess.TimeoutExpired:
+                continue
+        return b""
+
+    def stop_all(self) -> None:
+        self.stopping = True
+        with self._lock:
+            live = list(self._live)
+        for proc in live:
+            self._stop(proc)
+
+    def _read(self, row: Row, results_path: Path, code: int, log: bytes) -> Row:
+        try:
+            data = json.loads(results_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if code != 0 or not isinstance(data, dict) or not data.get("tests"):
+            last = _last_line(log) or "no output"
+            why = (f"the grader exited with code {code}" if code != 0 else
+                   "the grader wrote no test results") + f": {last}"
+            return self._zero(row, results_path, "error", why)
+        row.tests = [t for t in data["tests"] if isinstance(t, dict)]
+        for ex in self.exercises:
+            mine = [t for t in row.tests if _exercise(t) == ex.id]
+            row.scores[ex.id] = round(sum(float(t.get("score", 0)) for t in mine), 4)
+            row.max_scores[ex.id] = round(sum(float(t.get("max_score", 0)) for t in mine), 4)
+        row.total = round(sum(row.scores.values()), 4)
+        output = str(data.get("output", ""))
+        missing = [ex.id for ex in self.exercises if f"{ex.filename} was not found" in output]
+        broken = [ex.id for ex in self.exercises
+                  if f"importing {ex.filename} failed" in output or f"{ex.filename} has a syntax error" in output]
+        if len(missing) == len(self.exercises):
+            row.status, row.reason = "no files", "none of the graded files was found in the submission"
+            return row
+        notes = ([f"not found: {', '.join(missing)}"] if missing else []) + \
+                ([f"could not be imported: {', '.join(broken)}"] if broken else [])
+        row.reason = "; ".join(notes)
+        return row
+
+    def _zero(self, row: Row, results_path: Path, status: str, reason: str) -> Row:
+        row.status, row.reason, row.total = status, reason, 0.0
+        row.scores = {ex.id: 0.0 for ex in self.exercises}
+        row.max_scores = {ex.id: float(ex.points) for ex in self.exercises}
+        results.write_atomic(results_path, results.placeholder(
+            f"This submission could not be graded automatically ({reason}). Course staff will "
+            "look at it."))
+        return row
+
+
+def _exercise(test: dict) -> str:
+    tags = test.get("tags") or []
+    if tags and isinstance(tags[0], str):
+        return tags[0]
+    return str(test.get("name", "")).split(" ", 1)[0]
+
+
+def _tail(data: bytes, limit: int) -> bytes:
+    return data if len(data) <= limit else b"[... earlier output cut ...]\n" + data[-limit:]
+
+
+def _last_line(log: bytes) -> str:
+    lines = [ln.strip() for ln in log.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+# --------------------------------------------------------------------------- the batch
+
+def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.EXERCISES,
+              *, jobs: int = 1, call_timeout: float = 20.0, student_timeout: float = 600.0,
+              progress: bool | None = None, python: str | None = None) -> tuple[list[Row], Discovery]:
+    """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
+    from tqdm import tqdm
+
+    from autograder import gradebook
+
+    found = discover(submissions)
+    out_csv = Path(out_csv).resolve()
+    out_dir = out_csv.parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
+                    python=python, jobs=jobs)
+    started = time.monotonic()
+    rows: dict[str, Row] = {}
+    bar = tqdm(total=len(found.entries), desc="grading", unit="submission", dynamic_ncols=True,
+               disable=(not progress) if progress is not None else None, file=sys.stderr)
+    pool = ThreadPoolExecutor(max_workers=max(1, int(jobs)))
+    try:
+        futures = {pool.submit(runner.grade, e): e for e in found.entries}
+        for future in as_completed(futures):
+            entry = futures[future]
+            try:
+                row = future.result()
+            except Exception as exc:  # noqa: BLE001 - the batch itself must go on
+                row = runner._zero(Row(entry=entry), out_dir / "results" / entry.key / "results.json",
+                                   "error", f"the batch could not run the grader: {exc}")
+            rows[entry.key] = row
+            bar.set_postfix_str(f"{entry.student[:24]}: {row.total:g}" if row.status == "ok"
+                                else f"{entry.student[:24]}: {row.status}")
+            bar.update(1)
+    except KeyboardInterrupt:
+        runner.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+        raise
+    pool.shutdown(wait=True)
+    bar.close()
+    ordered = [rows[e.key] for e in found.entries]
+    elapsed = time.monotonic() - started
+    gradebook.write_csv(out_csv, ordered, exercises)
+    gradebook.write_summary(out_dir, ordered, exercises, found=found, elapsed=elapsed, jobs=jobs,
+                            csv_name=out_csv.name)
+    return ordered, found
+
+
+def default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submissions", metavar="SUBMISSIONS_DIR",
+                        help="one sub-folder or .zip per student, or a Gradescope export folder")
+    parser.add_argument("--jobs", "-j", type=int, default=default_jobs(),
+                        help="submissions graded at once (default: %(default)s; ~0.6 GB of memory each)")
+    parser.add_argument("--out", default="grades.csv",
+                        help="gradebook CSV; results/, summary.md and histogram.png go next to it")
+    parser.add_argument("--exercises", default=None, help="comma list, e.g. ex1,ex3 (default: all)")
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per call into student code")
+    parser.add_argument("--student-timeout", type=float, default=600.0,
+                        help="seconds one whole submission may take before it is stopped (a zero row)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def command(args: argparse.Namespace) -> int:
+    exercises = contract.select(args.exercises)
+    out = Path(args.out)
+    try:
+        rows, found = run_batch(Path(args.submissions), out, exercises, jobs=args.jobs,
+                                call_timeout=args.timeout, student_timeout=args.student_timeout,
+                                progress=False if args.no_progress else None)
+    except FileNotFoundError as exc:
+        print(f"batch: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("batch: interrupted; running graders were stopped", file=sys.stderr)
+        return 130
+    graded = [r for r in rows if r.status == "ok"]
+    problems = [r for r in rows if r.status != "ok"]
+    print(f"{len(rows)} submissions: {len(graded)} graded, {len(problems)} with problems"
+          + (f" ({', '.join(sorted({r.status for r in problems}))})" if problems else ""))
+    if found.ignored:
+        print(f"ignored (not a folder or .zip): {', '.join(found.ignored[:10])}"
+              + (" …" if len(found.ignored) > 10 else ""))
+    for note in found.notes:
+        print(f"note: {note}")
+    print(f"wrote {out}, {out.parent / 'summary.md'}, {out.parent / 'histogram.png'} and "
+          f"{out.parent / 'results'}/<student>/results.json")
+    return 0

@@ -1,0 +1,202 @@
+"""`python -m autograder build`: every export of the kit into ``dist/``, one named step each.
+
+    python -m autograder build [--exercises ex1,ex3] [--points ex1=30,ex3=20] [--out dist]
+                               [--only gradescope,release] [--self-grade]
+
+The exports are the list :data:`EXPORTS` of :class:`ExportStep` (name, ``"module:function"``,
+what it writes). A step's function takes the :class:`BuildContext` and returns the paths it
+wrote; it is imported only when it runs, so an export's heavy dependencies (nbgrader, otter)
+cost nothing to the others. To add an export, append one line to :data:`EXPORTS` (or call
+:func:`register` from a plug-in)::
+
+    ExportStep("otter", "autograder.interop.otter:export", "dist/otter/ (Otter-Grader)"),
+    ExportStep("nbgrader", "autograder.interop.nbgrader:export", "dist/nbgrader/ (nbgrader course)"),
+
+Every zip is deterministic (:func:`write_zip`): sorted entries, fixed timestamps, fixed modes,
+no caches or bytecode, so building twice from the same tree gives identical bytes.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from autograder import contract
+
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+@dataclass
+class BuildContext:
+    """What every export step shares."""
+    root: Path                                   # the repository (solutions/, assignments/, ...)
+    out: Path                                    # dist/
+    exercises: tuple[contract.Exercise, ...]     # the assignment's exercises
+    points: dict[str, float] = field(default_factory=dict)   # --points overrides (exercise id -> total)
+    artifacts: dict[str, list[Path]] = field(default_factory=dict)   # step name -> paths written
+    facts: dict[str, dict] = field(default_factory=dict)             # step name -> anything to report
+    say: Callable[[str], None] = print
+
+    @property
+    def exercise_ids(self) -> str:
+        return ",".join(ex.id for ex in self.exercises)
+
+
+@dataclass(frozen=True)
+class ExportStep:
+    name: str
+    target: str          # "package.module:function", imported when the step runs
+    writes: str          # for --help and the summary
+
+    def run(self, ctx: BuildContext) -> list[Path]:
+        module, _, func = self.target.partition(":")
+        return list(getattr(importlib.import_module(module), func)(ctx) or [])
+
+
+# The exports, in order. Hook: other exports (otter, nbgrader) add a line here.
+EXPORTS: list[ExportStep] = [
+    ExportStep("release", "autograder.packaging.build:export_release_zip",
+               "dist/release.zip (the student release: assignments/ only)"),
+    ExportStep("gradescope", "autograder.packaging.gradescope:export",
+               "dist/autograder.zip (setup.sh and run_autograder at the root)"),
+    ExportStep("nbgrader", "autograder.interop.nbgrader:export", "dist/nbgrader/ (nbgrader course folder)"),
+    ExportStep("otter", "autograder.interop.otter:export",
+               "dist/otter/<exercise>/ (one otter assignment per exercise; zip by `otter generate`)"),
+]
+
+
+def register(step: ExportStep) -> None:
+    """Add (or replace, by name) an export step."""
+    EXPORTS[:] = [s for s in EXPORTS if s.name != step.name] + [step]
+
+
+# --------------------------------------------------------------------------- zips
+
+
+def write_zip(path: Path, entries: dict[str, tuple[bytes, int] | bytes]) -> Path:
+    """A deterministic zip: sorted entries, fixed timestamps and modes; written atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with zipfile.ZipFile(tmp, "w") as archive:
+        for name in sorted(entries):
+            data, mode = entries[name] if isinstance(entries[name], tuple) else (entries[name], 0o644)
+            if "__pycache__" in name.split("/") or name.endswith((".pyc", ".pyo")):
+                continue
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3                            # Unix: the mode below applies
+            info.external_attr = (0o100000 | mode) << 16      # regular file
+            archive.writestr(info, data, compresslevel=9)
+    tmp.replace(path)
+    return path
+
+
+# --------------------------------------------------------------------------- the student release
+
+
+def release_files(root: Path, exercises: Iterable[contract.Exercise]) -> dict[str, bytes]:
+    """The student release: ``assignments/`` as it is on disk (all exercises) with the check
+    runtime freshly generated from the kit, or for a subset the release generated for those
+    exercises alone.
+
+    Fails if ``assignments/`` is out of date with ``solutions/`` (files the release generator
+    does not write are kept: they are part of what ``assignments/`` contains).
+    """
+    from autograder.packaging.release import (ReleaseError, build_release, compare_release,
+                                              existing_files, is_runtime)
+
+    exercises = tuple(exercises)
+    assignments = root / "assignments"
+    full = build_release(root)
+    diff = compare_release(full, assignments, runtime=False)
+    if diff.changed or diff.missing:
+        raise ReleaseError("assignments/ is out of date with solutions/ ("
+                           + ", ".join((diff.changed + diff.missing)[:5])
+                           + "); run `python -m autograder release` first")
+    if set(exercises) == set(contract.EXERCISES):
+        files = {p: d for p, d in existing_files(assignments).items() if not is_runtime(p)}
+        return files | {p: d for p, d in full.encoded().items() if is_runtime(p)}
+    # A subset: the generator decides what a release of those exercises holds (their folders,
+    # their part of any shared runtime, an overview listing only them).
+    return build_release(root, [ex.id for ex in exercises]).encoded()
+
+
+def export_release_zip(ctx: BuildContext) -> list[Path]:
+    """Build step ``release``: ``dist/release.zip`` holds the contents of ``assignments/``."""
+    files = release_files(ctx.root, ctx.exercises)
+    path = write_zip(ctx.out / "release.zip", {f"assignments/{rel}": data for rel, data in files.items()})
+    ctx.say(f"release:    {path}  ({path.stat().st_size / 1e3:.0f} kB, {len(files)} files, "
+            f"exercises {ctx.exercise_ids})")
+    return [path]
+
+
+# --------------------------------------------------------------------------- command
+
+
+def parse_points(text: str | None) -> dict[str, float]:
+    """``"ex1=30,ex3=20"`` -> ``{"ex1": 30.0, "ex3": 20.0}``."""
+    points: dict[str, float] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        try:
+            points[key.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise ValueError(f"--points: expected EXERCISE=TOTAL, got {part.strip()!r}")
+    return points
+
+
+def build(ctx: BuildContext, only: Iterable[str] | None = None) -> BuildContext:
+    names = [s.name for s in EXPORTS]
+    only = list(only) if only else names
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        raise ValueError(f"unknown export(s): {', '.join(unknown)}; known: {', '.join(names)}")
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    for step in EXPORTS:
+        if step.name in only:
+            ctx.artifacts[step.name] = step.run(ctx)
+    return ctx
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--exercises", default=None, help="comma list, e.g. ex1,ex3 (default: all)")
+    p.add_argument("--points", default=None,
+                   help="override exercise totals in the Gradescope zip, e.g. ex1=30,ex3=20 "
+                        "(default: `points` in autograder/contract.py)")
+    p.add_argument("--out", default="dist", help="output folder (default: dist)")
+    p.add_argument("--only", default=None,
+                   help="comma list of exports: " + ", ".join(f"{s.name} ({s.writes})" for s in EXPORTS))
+    p.add_argument("--self-grade", action="store_true",
+                   help="then grade the solutions and the stubs with dist/autograder.zip as Gradescope "
+                        "would (as root: private mount namespace, tmpfs /autograder) and print the scores")
+    p.add_argument("--python", default=None,
+                   help="interpreter for --self-grade's run_autograder (default: this one)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from autograder.packaging.gradescope import BuildError, self_grade
+    from autograder.packaging.release import ReleaseError, repo_root
+
+    root = repo_root()
+    try:
+        ctx = BuildContext(root=root, out=Path(args.out).resolve(),
+                           exercises=contract.select(args.exercises), points=parse_points(args.points))
+        build(ctx, [s.strip() for s in args.only.split(",")] if args.only else None)
+    except (BuildError, ReleaseError, ValueError) as exc:
+        print(f"build failed: {exc}", file=sys.stderr)
+        return 2
+    if args.self_grade:
+        if "gradescope" not in ctx.artifacts:
+            print("build: --self-grade needs the gradescope export", file=sys.stderr)
+            return 2
+        return self_grade(root, ctx.artifacts["gradescope"][0], args.python)
+    return 0

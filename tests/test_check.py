@@ -1,0 +1,207 @@
+"""`python -m autograder check`: students run the public tests inside the unzipped release.
+
+The release ships a student-side runtime (``assignments/autograder/``). These tests run
+``check`` in a fresh copy of the release, with the instructor's packages (``reference``,
+``solutions``) made unimportable, and prove that the copy's runtime is the one that runs.
+"""
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import check, contract
+from autograder.packaging import release as rel
+from autograder.packaging import student_runtime
+from autograder import results
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions"
+MUTANTS = Path(__file__).resolve().parent / "submissions"
+
+# Emulates `python -m autograder …` (the current folder first on sys.path) in a process where
+# the instructor's packages cannot be imported, as on a student's laptop.
+_RUN = r"""
+import importlib.abc, runpy, sys
+class _NoInstructorFiles(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("reference", "solutions", "tests"):
+            raise ImportError(f"{name} is not available to students")
+        return None
+sys.meta_path.insert(0, _NoInstructorFiles())
+sys.argv = ["autograder", *sys.argv[1:]]
+runpy.run_module("autograder", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def release_copy(tmp_path_factory) -> Path:
+    """A fresh student release, as a student unzips it."""
+    out = tmp_path_factory.mktemp("student") / "release"
+    rel.write_release(rel.build_release(ROOT), out)
+    return out
+
+
+def _copy(release_copy: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "release"
+    shutil.copytree(release_copy, folder)
+    return folder
+
+
+def _check(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    env["PYTHONNOUSERSITE"] = "1"
+    return subprocess.run([sys.executable, "-c", _RUN, "check", *args], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=240)
+
+
+# ----------------------------------------------------------------------------- the runtime
+
+
+def test_release_ships_a_self_contained_check_runtime(release_copy):
+    runtime = release_copy / "autograder"
+    shipped = {p.relative_to(runtime).as_posix() for p in runtime.rglob("*") if p.is_file()}
+    assert {"__init__.py", "__main__.py", "cli.py", "check.py", "grading.py", "plugin.py",
+            "intake.py", "contract.py", "results.py", "sandbox/worker.py", "suites/checks.py",
+            "suites/pytest.ini", "support/__init__.py", "diagnosis/__init__.py"} <= shipped
+    for ex in contract.EXERCISES:
+        if (ROOT / "autograder" / "suites" / ex.folder / "public").is_dir():
+            assert f"suites/{ex.folder}/public/test_public.py" in shipped
+    hidden = [p for p in shipped if p.startswith("suites/ex") and "/public/" not in p]
+    assert not hidden, f"hidden suite files shipped: {hidden}"
+    assert not [p for p in shipped if p.startswith("packaging/")]
+    graded = {name for ex in contract.EXERCISES for name in (ex.filename, ex.notebook)}
+    assert not [p for p in shipped if Path(p).name in graded]
+    assert (runtime / "cli.py").read_text() == student_runtime.CLI_SHIM
+    # support/__init__ imports exactly the helper modules that are shipped
+    init = (runtime / "support" / "__init__.py").read_text()
+    helpers = sorted(p.removeprefix("support/").removesuffix(".py") for p in shipped
+                     if p.startswith("support/") and p != "support/__init__.py")
+    assert [line.split()[3] for line in init.splitlines() if line.startswith("from ")] == helpers
+
+
+def test_a_public_test_that_needs_the_reference_stops_the_release(tmp_path):
+    kit = tmp_path / "autograder"
+    shutil.copytree(ROOT / "autograder", kit, ignore=shutil.ignore_patterns("__pycache__"))
+    (kit / "diagnosis" / "exz.py").write_text("import reference.attention as ref\n")
+    public = kit / "suites" / "ex1_attention" / "public"
+    public.mkdir(parents=True, exist_ok=True)
+    (public / "test_z.py").write_text("from autograder.diagnosis import exz\n")
+    with pytest.raises(student_runtime.StudentRuntimeError, match="diagnosis/exz.py imports the reference"):
+        student_runtime.runtime_files(tmp_path, contract.EXERCISES[:1])
+
+
+def test_no_runtime_without_a_kit(tmp_path):
+    assert not student_runtime.available(tmp_path)
+    assert rel.ShipCheckRuntime().finish(tmp_path, []) == ({}, set())
+
+
+# ----------------------------------------------------------------------------- students
+
+
+@pytest.mark.slow
+def test_check_on_the_stubs_explains_not_implemented(release_copy, tmp_path):
+    folder = _copy(release_copy, tmp_path)
+    done = _check(folder, "-v")
+    out = done.stdout
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"kit runtime: {folder / 'autograder'}" in out          # the shipped copy, not the repo's
+    for ex in check.public_exercises():
+        assert f"{ex.id} · {ex.title} — {ex.folder}/{ex.filename}" in out
+        assert check.HIDDEN_COVERAGE[ex.id].split(";")[0][:40] in " ".join(out.split())
+    assert "not implemented yet" in out
+    assert "public tests: 0 of" in out and "· 0 / 100 points." in out
+    assert out.count("Hidden tests also check:") == len(check.public_exercises())
+    assert "isolation: your code ran in a separate worker process" in out
+    assert not list(folder.rglob("results*.json"))
+
+
+@pytest.mark.slow
+def test_check_gives_full_public_marks_to_the_solutions(release_copy, tmp_path):
+    folder = _copy(release_copy, tmp_path)
+    for ex in contract.EXERCISES:
+        shutil.copy(SOLUTIONS / ex.folder / ex.filename, folder / ex.folder / ex.filename)
+    done = _check(folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✗" not in done.stdout
+    assert "100 / 100 points." in done.stdout
+
+
+@pytest.mark.slow
+def test_check_one_exercise_with_a_mistake(release_copy, tmp_path):
+    folder = _copy(release_copy, tmp_path)
+    mutant = MUTANTS / "ex1" / "mutants" / "np_no_sqrt_scaling.py"
+    if not mutant.is_file():
+        pytest.skip("mutant corpus not present")
+    shutil.copy(mutant, folder / "ex1_attention" / "attention.py")
+    done = _check(folder, "ex1")
+    assert done.returncode == 1
+    assert "ex1 · " in done.stdout and "ex2 · " not in done.stdout
+    assert "✓" in done.stdout and "✗" in done.stdout
+
+
+def test_check_in_a_folder_without_exercises(tmp_path):
+    out = io.StringIO()
+    assert check.run_check(tmp_path, [], out=out) == 2
+    assert "Run this command in the folder you unzipped" in out.getvalue()
+
+
+def test_unknown_exercise_is_a_usage_error(tmp_path):
+    out = io.StringIO()
+    assert check.run_check(tmp_path, ["ex9"], out=out) == 2
+    assert "unknown exercise 'ex9'" in out.getvalue()
+
+
+def test_exercise_names_are_forgiving():
+    assert [ex.id for ex in check.select(["1", "ex3_multihead", "causal.py,ex1"])] == ["ex1", "ex3", "ex4"]
+
+
+def test_check_never_needs_root_or_a_worker_user(tmp_path, monkeypatch):
+    """The non-root code path: no user is created, no namespace entered, even when run as root."""
+    from autograder.sandbox import limits, session
+
+    def refuse(*_a, **_k):
+        raise AssertionError("check must not create users or enter namespaces")
+
+    monkeypatch.setattr(limits, "ensure_user", refuse)
+    monkeypatch.setattr(session.limits, "ensure_user", refuse)
+    monkeypatch.setattr(limits, "unshare", refuse)
+    folder = tmp_path / "mine" / "ex4_causal_mask"
+    folder.mkdir(parents=True)
+    shutil.copy(SOLUTIONS / "ex4_causal_mask" / "causal.py", folder / "causal.py")
+    out = io.StringIO()
+    code = check.run_check(folder.parent, ["ex4"], out=out)
+    assert code == 0, out.getvalue()
+    assert "ex4 · Causal masking and generation — ex4_causal_mask/causal.py" in out.getvalue()
+
+
+def test_where_no_worker_can_run_check_runs_in_process(tmp_path):
+    """macOS has no SOCK_SEQPACKET zygote: the student's code then runs in the check process."""
+    folder = tmp_path / "mine" / "ex1_attention"
+    folder.mkdir(parents=True)
+    shutil.copy(SOLUTIONS / "ex1_attention" / "attention.py", folder / "attention.py")
+    out = io.StringIO()
+    assert check.run_check(folder.parent, ["ex1"], out=out, in_process=True, verbose=True) == 0, out.getvalue()
+    assert "no time limits" in out.getvalue() and "ran inside this process" in out.getvalue()
+
+
+def test_the_report_shows_the_likely_cause_and_load_errors():
+    submission = type("S", (), {"found": {}})()
+    outcome = results.Results(tests=[
+        results.TestResult("ex1", "public: softmax rows", 10, 0.0, False,
+                   "weights: values differ\nLikely cause: you forgot the 1/√d_k scaling", "visible"),
+        results.TestResult("ex1", "masks", 10, 10.0, True, "", "visible"),
+        results.TestResult("ex3", "split", 20, 0.0, False,
+                   "multihead.py has a syntax error on line 1: invalid syntax", "visible"),
+    ])
+    text = check.render(outcome, submission, [contract.BY_ID["ex1"], contract.BY_ID["ex3"]])
+    assert "  ✗ softmax rows\n      weights: values differ\n      Likely cause: you forgot" in text
+    assert "  ✓ masks" in text
+    assert "  ! multihead.py has a syntax error on line 1" in text
+    assert "ex3 · Multi-head attention — multihead.py not found" in text
+    assert "Public tests: 1 of 3 passed · 10 / 40 points." in text
