@@ -26,15 +26,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from autograder import batch, contract  # noqa: E402
+from mutants import mutant_source  # noqa: E402  (tests/mutants.py: a mutant is a patch)
 
 
 def mutants(limit_per_exercise: int = 2) -> list[Path]:
     out: list[Path] = []
     for ex in contract.EXERCISES:
         folder = ROOT / "tests" / "submissions" / ex.id / "mutants"
-        out += sorted(folder.glob("*.py"))[:limit_per_exercise] if folder.is_dir() else []
+        out += sorted(folder.glob("*.diff"))[:limit_per_exercise] if folder.is_dir() else []
     return out
 
 
@@ -55,7 +57,7 @@ def build(folder: Path, count: int, exercises: tuple[contract.Exercise, ...]) ->
             mutant = bad[(i // 8 * 2 + slot - 6) % len(bad)]
             ex = contract.BY_ID[mutant.parent.parent.name]
             if ex in exercises:
-                files[ex.filename] = mutant.read_text()
+                files[ex.filename] = mutant_source(mutant)
         else:
             kind = "solution"
         kinds[kind] += 1

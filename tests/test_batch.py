@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from autograder import batch, contract, gradebook
+from mutants import mutant_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "ex1_attention" / "attention.py"
-MUTANT = Path(__file__).resolve().parent / "submissions" / "ex1" / "mutants" / "np_no_sqrt_scaling.py"
+MUTANT = Path(__file__).resolve().parent / "submissions" / "ex1" / "mutants" / "np_no_sqrt_scaling.diff"
 EX1 = contract.select("ex1")
 
 METADATA = """\
@@ -46,7 +47,7 @@ def plain_batch(tmp_path_factory):
     (subs / "alice" / "work").mkdir(parents=True)
     (subs / "alice" / "work" / "attention.py").write_bytes(SOLUTION.read_bytes())
     with zipfile.ZipFile(subs / "bob.zip", "w") as archive:
-        archive.writestr("bob/attention.py", (MUTANT if MUTANT.is_file() else SOLUTION).read_text())
+        archive.writestr("bob/attention.py", mutant_source(MUTANT))
     (subs / "carol.zip").write_bytes(b"PK\x03\x04 this is not really a zip")
     (subs / "dave").mkdir()
     (subs / "dave" / "attention.py").write_text("import time\nwhile True:\n    time.sleep(1)\n")

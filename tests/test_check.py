@@ -19,6 +19,7 @@ from autograder import check, contract
 from autograder.packaging import release as rel
 from autograder.packaging import student_runtime
 from autograder import results
+from mutants import mutant_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -135,10 +136,8 @@ def test_check_gives_full_public_marks_to_the_solutions(release_copy, tmp_path):
 @pytest.mark.slow
 def test_check_one_exercise_with_a_mistake(release_copy, tmp_path):
     folder = _copy(release_copy, tmp_path)
-    mutant = MUTANTS / "ex1" / "mutants" / "np_no_sqrt_scaling.py"
-    if not mutant.is_file():
-        pytest.skip("mutant corpus not present")
-    shutil.copy(mutant, folder / "ex1_attention" / "attention.py")
+    mutant = MUTANTS / "ex1" / "mutants" / "np_no_sqrt_scaling.diff"
+    (folder / "ex1_attention" / "attention.py").write_text(mutant_source(mutant))
     done = _check(folder, "ex1")
     assert done.returncode == 1
     assert "ex1 · " in done.stdout and "ex2 · " not in done.stdout
