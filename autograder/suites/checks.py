@@ -6,12 +6,14 @@ prints expected values or test source. Every judgement happens here, in the grad
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 import torch
 
 from autograder.diagnosis import Candidates, diagnose
+from autograder.sandbox.errors import ExerciseUnavailable, StudentError, WorkerCrashed, describe_error
 
 
 class GradingFailure(AssertionError):
@@ -124,3 +126,21 @@ def expect_equal(actual: Any, expected: Any, what: str, *, inputs: str = "") -> 
 
 def relative_to(values: Mapping[str, Any]) -> dict[str, np.ndarray]:
     return {k: as_array(v, k) for k, v in values.items()}
+
+
+@contextmanager
+def calling(what: str) -> Iterator[None]:
+    """Name the student's function, not the kit helper that called it, in error messages.
+
+    ``support.autograd.grads(student.attention.f, …)`` reports a student exception as
+    coming from the support helper; inside ``with calling("attention.f"):`` it reads
+    "attention.f raised …" / "attention.f is not implemented yet" instead.
+    """
+    try:
+        yield
+    except (WorkerCrashed, ExerciseUnavailable):
+        raise
+    except StudentError as exc:
+        if not exc.info.get("kind"):
+            raise
+        raise type(exc)(describe_error(exc.info, what=what), exc.info) from None

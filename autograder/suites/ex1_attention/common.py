@@ -7,15 +7,13 @@ mask is still well defined and can be recognised.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 
-from autograder.sandbox.errors import (ExerciseUnavailable, StudentError, WorkerCrashed,
-                                       describe_error)
 from autograder.suites import checks
+from autograder.suites.checks import calling  # noqa: F401  (the suites call common.calling)
 
 SEED = 7301                    # hidden base seed for ex1
 
@@ -92,19 +90,3 @@ def expect_unchanged(changes: list[float], names: list[str], function: str,
                     "work on new arrays/tensors (e.g. x = x - m, not x -= m)")
 
 
-@contextmanager
-def calling(what: str) -> Iterator[None]:
-    """Name the student's function, not the kit helper that called it, in error messages.
-
-    ``support.autograd.grads(student.attention.f, …)`` reports a student exception as
-    coming from the support helper; inside ``with calling("attention.f"):`` it reads
-    "attention.f raised …" / "attention.f is not implemented yet" instead.
-    """
-    try:
-        yield
-    except (WorkerCrashed, ExerciseUnavailable):
-        raise
-    except StudentError as exc:
-        if not exc.info.get("kind"):
-            raise
-        raise type(exc)(describe_error(exc.info, what=what), exc.info) from None

@@ -5,16 +5,14 @@ Seeds here are the hidden ones (the public tests use others).
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 
-from autograder.sandbox.errors import (ExerciseUnavailable, StudentError, WorkerCrashed,
-                                       describe_error)
 import reference.attention as ref_attention
 from autograder.suites import checks
+from autograder.suites.checks import calling  # noqa: F401  (the suites call common.calling)
 
 SEED = 4409                    # hidden base seed for ex4
 
@@ -71,24 +69,6 @@ def expect_mask(value: Any, want: torch.Tensor, what: str, inputs: str,
     hint = next((h for h, m in (wrong or {}).items() if torch.equal(mask, m)), None)
     checks.fail(f"{what}: {wrong_count} of {want.numel()} entries are wrong (inputs: {inputs})"
                 + (f"\nLikely cause: {hint}" if hint else ""))
-
-
-@contextmanager
-def calling(what: str) -> Iterator[None]:
-    """Name the student's function, not the kit helper that called it, in error messages.
-
-    ``support.autograd.grads(student.attention.f, …)`` reports a student exception as
-    coming from the support helper; inside ``with calling("attention.f"):`` it reads
-    "attention.f raised …" / "attention.f is not implemented yet" instead.
-    """
-    try:
-        yield
-    except (WorkerCrashed, ExerciseUnavailable):
-        raise
-    except StudentError as exc:
-        if not exc.info.get("kind"):
-            raise
-        raise type(exc)(describe_error(exc.info, what=what), exc.info) from None
 
 
 # Expected gradients come from the reference's analytic backward (checked against autograd in
