@@ -7,6 +7,7 @@ suite or reference module is imported, and the final file is written once, atomi
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import tempfile
@@ -67,6 +68,7 @@ def grade(request: GradeRequest) -> results.Results:
     if request.results_path:
         hidden.add(str(Path(request.results_path).resolve().parent))
     config.hide = sorted(h for h in hidden if not _is_shared_folder(h))
+    preload(request.exercises)
     forkserver = None if request.in_process else zygote.shared()
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
                        for f in submission.found.values() if f.source is not None],
@@ -84,6 +86,12 @@ def grade(request: GradeRequest) -> results.Results:
     if request.results_path:
         results.write_atomic(request.results_path, outcome.to_json())
     return outcome
+
+
+def preload(exercises: tuple[contract.Exercise, ...]) -> None:
+    """Import what the exercises' code will need before the worker is forked (shared pages)."""
+    for name in sorted({m for ex in exercises for m in ex.preload}):
+        importlib.import_module(name)
 
 
 def run_suites(sandbox: Sandbox, submission: intake.Submission, request: GradeRequest) -> results.Results:
