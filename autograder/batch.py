@@ -192,6 +192,7 @@ class Runner:
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             env.setdefault(var, "1")                  # parallel jobs: no thread oversubscription
         env.setdefault("MPLBACKEND", "Agg")
+        env.setdefault("PYTHONHASHSEED", "0")          # inherited by the forked workers: same runs
         env.pop("PYTEST_ADDOPTS", None)
         return env
 

@@ -173,13 +173,35 @@ def find_banned(source: str, ex: Exercise) -> list[str]:
         dotted = _dotted(node, aliases)
         if dotted and any(dotted == b or dotted.startswith(b + ".") for b in ex.banned):
             hits.append(f"line {node.lineno}: {dotted}")
-    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in ex.numpy_only):
-        for node in ast.walk(fn):
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    callers = {name: name for name in ex.numpy_only if name in functions}   # function -> its caller
+    for name in ex.numpy_only:
+        for helper, via in _reachable(name, functions).items():
+            callers.setdefault(helper, via)
+    for name, via in callers.items():
+        for node in ast.walk(functions[name]):
             dotted = _dotted(node, aliases)
             if dotted and dotted.split(".")[0] in ("torch", "scipy"):
-                hits.append(f"line {node.lineno}: {dotted} inside {fn.name} (NumPy only)")
+                where = name if via == name else f"{name}, called from {via}"
+                hits.append(f"line {node.lineno}: {dotted} inside {where} (NumPy only)")
                 break
     return sorted(set(hits), key=lambda h: (int(h.split(":")[0].split()[1]), h))
+
+
+def _reachable(name: str, functions: dict[str, ast.FunctionDef]) -> dict[str, str]:
+    """The module-level functions ``name`` calls, directly or through others, each with the
+    function that calls it: a NumPy-only rule covers the helpers too."""
+    found: dict[str, str] = {}
+    queue = [name] if name in functions else []
+    while queue:
+        caller = queue.pop()
+        for node in ast.walk(functions[caller]):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                callee = node.func.id
+                if callee in functions and callee != name and callee not in found:
+                    found[callee] = caller
+                    queue.append(callee)
+    return found
 
 
 def _import_aliases(tree: ast.AST) -> dict[str, str]:

@@ -7,6 +7,7 @@ exception's message (suites run with ``--assert=plain``), never from test source
 from __future__ import annotations
 
 import traceback
+import zlib
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,12 @@ class GradingPlugin:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.internal_errors.append(f"could not collect {report.nodeid}:\n{report.longreprtext}")
+
+    # ---------------------------------------------------------------- set-up
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Every test starts from the same random state in the worker, whatever ran before
+        it (or crashed and restarted the worker): same submission, same scores."""
+        self._sandbox.reseed(zlib.crc32(item.nodeid.encode()))
 
     # ---------------------------------------------------------------- outcomes
     @pytest.hookimpl(hookwrapper=True)

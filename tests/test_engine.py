@@ -169,6 +169,23 @@ def test_import_errors_cost_only_that_module(worker):
     assert student.mod.add(1, 2) == 3
 
 
+def test_reseed_resets_the_workers_generators_even_if_the_student_replaced_them():
+    source = ("import random, numpy as np, torch\n"
+              "torch.manual_seed = np.random.seed = random.seed = lambda *a, **k: None\n"
+              "def draw(): return torch.rand(1).item(), float(np.random.rand()), random.random()\n")
+    box = Sandbox([ModuleSource("mod", "mod.py", source)], SandboxConfig(call_timeout=5.0))
+    box.start()
+    try:
+        mod = StudentModules(box, ["mod"]).mod
+        box.reseed(7)
+        first = mod.draw()
+        assert mod.draw() != first
+        box.reseed(7)
+        assert mod.draw() == first
+    finally:
+        box.close()
+
+
 def test_hang_and_exit_cost_one_call_and_the_worker_restarts():
     box = Sandbox([ModuleSource("mod", "mod.py", WORKER_SOURCE)], SandboxConfig(call_timeout=1.0))
     box.start()
@@ -234,6 +251,12 @@ def test_banned_apis_are_found_through_aliases():
     assert any("torch.nn.MultiheadAttention" in h for h in hits)
     assert any("inside softmax" in h for h in hits)
     assert intake.find_banned(solution_file("ex1").read_text(), contract.BY_ID["ex1"]) == []
+    through_helper = ("import torch\ndef _exp(x):\n    return torch.exp(torch.as_tensor(x)).numpy()\n"
+                      "def _norm(x):\n    return _exp(x) / _exp(x).sum()\n"
+                      "def softmax(x, axis=-1):\n    return _norm(x)\n"
+                      "def scaled_dot_product_attention(Q, K, V, mask=None):\n    return torch.ones(1)\n")
+    hits = intake.find_banned(through_helper, contract.BY_ID["ex1"])
+    assert hits == ["line 3: torch.exp inside _exp, called from _norm (NumPy only)"], hits
 
 
 # --------------------------------------------------------------------------- results

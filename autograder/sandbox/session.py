@@ -215,6 +215,14 @@ class Sandbox:
     def output(self) -> str:
         return self._worker.output.text() if self._worker else ""
 
+    def reseed(self, seed: int) -> None:
+        """Reset the worker's global random generators (Python, NumPy, torch), so that what a
+        test sees does not depend on the tests before it or on a worker restart."""
+        try:
+            self._raw({"op": "seed", "seed": int(seed)}, [], self.config.call_timeout)
+        except WorkerCrashed:
+            pass                        # the test's own first call restarts the worker
+
     # -- requests
     def request(self, header: dict, buffers: list[bytes], module: str | None = None) -> tuple[dict, list[bytes]]:
         if module is not None and module in self.load_errors:

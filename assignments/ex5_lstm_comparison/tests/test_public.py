@@ -80,8 +80,7 @@ def test_public_models(student):
 @pytest.mark.points(0.5)
 def test_public_gradients_training_accuracy(student):
     """public: input_gradient_norms shape, train's losses, accuracy's range"""
-    module = student.lstm_vs_attention
-    torch.manual_seed(0)
+    module = student.lstm_vs_attention         # (the grader seeds your code's RNGs before each test)
     tokens, labels = module.make_recall_dataset(32, 6, 5, 3)
     model = module.AttentionClassifier(5, 16, 5, 6)
     norms = module.input_gradient_norms(model, tokens, labels)

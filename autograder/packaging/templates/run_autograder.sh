@@ -20,8 +20,10 @@ TIME_LIMIT="${AUTOGRADER_TIME_LIMIT:-@@TIME_LIMIT@@}"     # seconds; Gradescope'
 mkdir -p "${RESULTS_DIR}"
 rm -f "${RESULTS}"                       # a file that was there before grading never counts
 unset PYTHONPATH PYTHONHOME PYTHONSTARTUP PYTHONSAFEPATH PYTHONINSPECT
+# PYTHONHASHSEED: the worker is forked from the grader and keeps its hash seed, so set
+# iteration (and anything built from it) is the same on every run.
 export PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1 MPLBACKEND=Agg LC_ALL=C.UTF-8 \
-       OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+       OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONHASHSEED=0
 
 # $1: why grading failed (fixed text, no quotes or backslashes). Written atomically.
 write_failure() {
