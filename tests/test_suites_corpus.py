@@ -66,3 +66,15 @@ def test_patches_find_their_place_by_content():
     assert apply_patch(shifted, patch) == "new\nnew\na\nx\nb\n\nc\ny\nd\n"
     with pytest.raises(PatchError, match="refresh the mutant"):
         apply_patch(base.replace("c\n", "C\n"), patch)
+
+
+def test_a_wrong_return_type_is_explained_not_an_internal_error(tmp_path: Path):
+    """A function that returns one array where the contract says a pair: every failing test
+    says what came back, none falls through to the grader's internal-error message."""
+    path = SUBMISSIONS / "ex1" / "mutants" / "np_returns_output_only.diff"
+    _, results = _grade_one(path, mutant_source(path), tmp_path)
+    failed = [t for t in results.tests if not t.passed]
+    assert failed
+    for t in failed:
+        assert "could not finish this test" not in t.output, (t.name, t.output)
+    assert any("expected a tuple of 2 values, got ndarray" in t.output for t in failed)

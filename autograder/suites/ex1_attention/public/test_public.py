@@ -11,12 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-
-def pair(value, what: str) -> tuple:
-    """The ``(output, weights)`` a function returned, or a failure that says what came back."""
-    assert isinstance(value, (tuple, list)) and len(value) == 2, \
-        f"{what} should return a pair (output, weights), got {type(value).__name__}"
-    return tuple(value)
+from autograder.suites.checks import expect_tuple, expect_type
 
 
 @pytest.mark.public
@@ -39,8 +34,8 @@ def test_public_attention_np_hand_computed(student):
     Q = np.array([[2.0, 0.0]])                   # d_k = 2, so scores are divided by sqrt(2)
     K = np.array([[1.0, 0.0], [0.0, 1.0]])
     V = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    out, w = pair(student.attention.scaled_dot_product_attention_np(Q, K, V),
-                  "scaled_dot_product_attention_np")
+    out, w = expect_tuple(student.attention.scaled_dot_product_attention_np(Q, K, V), 2,
+                          "scaled_dot_product_attention_np(Q, K, V)")
     s = np.array([2.0, 0.0]) / math.sqrt(2)
     p = np.exp(s) / np.exp(s).sum()
     assert np.shape(w) == (1, 2) and np.shape(out) == (1, 3), \
@@ -56,16 +51,16 @@ def test_public_mask_true_means_may_attend(student):
     rng = np.random.default_rng(0)
     Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 5))
     mask = np.tril(np.ones((3, 3), dtype=bool))   # (n, m), broadcast over the batch
-    _, w = pair(student.attention.scaled_dot_product_attention_np(Q, K, V, mask),
-                "scaled_dot_product_attention_np")
+    _, w = expect_tuple(student.attention.scaled_dot_product_attention_np(Q, K, V, mask), 2,
+                        "scaled_dot_product_attention_np(Q, K, V, mask)")
     assert np.shape(w) == (2, 3, 3), f"weights have shape {np.shape(w)}, expected (2, 3, 3)"
     w = np.asarray(w)
     assert (w[:, ~mask] == 0).all(), "weights where the mask is False must be exactly 0"
     assert np.allclose(w[:, 0, 0], 1.0), "query 0 may attend only to key 0, so its weight must be 1"
-    _, wt = pair(student.attention.scaled_dot_product_attention(
-        torch.tensor(Q), torch.tensor(K), torch.tensor(V), torch.tensor(mask)),
-        "scaled_dot_product_attention")
-    assert isinstance(wt, torch.Tensor), f"the torch version returned {type(wt).__name__} weights"
+    _, wt = expect_tuple(student.attention.scaled_dot_product_attention(
+        torch.tensor(Q), torch.tensor(K), torch.tensor(V), torch.tensor(mask)), 2,
+        "scaled_dot_product_attention(Q, K, V, mask)")
+    expect_type(wt, torch.Tensor, "the torch version's weights")
     assert np.allclose(wt.detach().numpy(), w), "the torch version disagrees with the NumPy version"
 
 
@@ -76,9 +71,10 @@ def test_public_torch_keeps_dtype(student):
     g = torch.Generator().manual_seed(0)
     Q, K, V = (torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g),
                torch.randn(2, 5, 6, generator=g))
-    out, w = pair(student.attention.scaled_dot_product_attention(Q, K, V), "scaled_dot_product_attention")
-    assert isinstance(out, torch.Tensor) and isinstance(w, torch.Tensor), \
-        f"expected two tensors, got {type(out).__name__} and {type(w).__name__}"
+    out, w = expect_tuple(student.attention.scaled_dot_product_attention(Q, K, V), 2,
+                          "scaled_dot_product_attention(Q, K, V)")
+    expect_type(out, torch.Tensor, "the output")
+    expect_type(w, torch.Tensor, "the weights")
     assert tuple(out.shape) == (2, 3, 6) and tuple(w.shape) == (2, 3, 5), \
         f"got output {tuple(out.shape)} and weights {tuple(w.shape)}, expected (2, 3, 6) and (2, 3, 5)"
     assert out.dtype == torch.float32 and w.dtype == torch.float32, \

@@ -8,6 +8,8 @@ module's submodules and parameters.
 import pytest
 import torch
 
+from autograder.suites.checks import expect_tuple, expect_type
+
 
 @pytest.mark.public
 @pytest.mark.points(1)
@@ -15,6 +17,7 @@ def test_public_split_heads_layout(student):
     """public: split_heads gives head i the features i·d_head … (i+1)·d_head − 1"""
     x = torch.arange(12.0).reshape(1, 2, 6)          # 1 batch, 2 tokens, d_model = 6
     got = student.multihead.split_heads(x, 3)          # 3 heads of 2 features
+    expect_type(got, torch.Tensor, "split_heads(x, 3)")
     want = torch.tensor([[[[0., 1.], [6., 7.]],
                           [[2., 3.], [8., 9.]],
                           [[4., 5.], [10., 11.]]]])
@@ -28,6 +31,7 @@ def test_public_round_trip(student):
     """public: combine_heads(split_heads(x, h)) == x"""
     x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(0))
     back = student.multihead.combine_heads(student.multihead.split_heads(x, 4))
+    expect_type(back, torch.Tensor, "combine_heads(split_heads(x, 4))")
     assert tuple(back.shape) == (2, 3, 8), f"round trip shape {tuple(back.shape)}, expected (2, 3, 8)"
     assert torch.equal(back, x), "combine_heads(split_heads(x, 4)) differs from x"
 
@@ -42,7 +46,9 @@ def test_public_module(student, support):
     assert sorted(info["parameters"]) == want, f"parameters are {sorted(info['parameters'])}, expected {want}"
     g = torch.Generator().manual_seed(1)
     q, kv = torch.randn(2, 3, 8, generator=g), torch.randn(2, 5, 8, generator=g)
-    out, w = model(q, kv, kv)
+    out, w = expect_tuple(model(q, kv, kv), 2, "model(query, key, value)")
+    expect_type(out, torch.Tensor, "the output")
+    expect_type(w, torch.Tensor, "the weights")
     assert tuple(out.shape) == (2, 3, 8), f"output shape {tuple(out.shape)}, expected (2, 3, 8)"
     assert tuple(w.shape) == (2, 2, 3, 5), f"weights shape {tuple(w.shape)}, expected (2, 2, 3, 5)"
     assert torch.allclose(w.sum(-1), torch.ones(2, 2, 3), atol=1e-5), "weights rows do not sum to 1"
@@ -57,7 +63,8 @@ def test_public_mask(student):
     mask = torch.tensor([[True, False, False],
                          [True, True, False],
                          [True, True, True]])
-    _, w = model(x, x, x, mask)
+    _, w = expect_tuple(model(x, x, x, mask), 2, "model(x, x, x, mask)")
+    expect_type(w, torch.Tensor, "the weights")
     assert torch.all(w[..., ~mask] == 0), "weights of masked keys (mask False) are not 0"
     assert torch.allclose(w.sum(-1), torch.ones(1, 2, 3), atol=1e-5), "weights rows do not sum to 1"
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from autograder.suites.checks import expect_tuple, expect_type
+
 
 @pytest.mark.public
 @pytest.mark.points(1)
@@ -27,9 +29,11 @@ def test_public_causal_mask_3x3(student):
 def test_public_padding_and_combined_masks(student):
     """create_padding_mask and combine_masks on a 2-sequence batch"""
     pad = student.causal.create_padding_mask(torch.tensor([2, 3]), 3)
+    expect_type(pad, torch.Tensor, "create_padding_mask(lengths, 3)")
     assert torch.equal(pad, torch.tensor([[True, True, False], [True, True, True]])), \
         "padding mask for lengths [2, 3], max_len 3 should be [[T, T, F], [T, T, T]]"
     both = student.causal.combine_masks(student.causal.create_causal_mask(3), pad)
+    expect_type(both, torch.Tensor, "combine_masks(causal, padding)")
     assert tuple(both.shape) == (2, 3, 3), f"combined mask: expected shape (2, 3, 3), got {tuple(both.shape)}"
     assert not bool(both[0, 2, 2]), "sequence 0 has 2 tokens, so key 2 is padding and may not be attended"
     assert bool(both[1, 2, 2]) and not bool(both[1, 0, 1]), "sequence 1: causal pattern expected"
@@ -42,7 +46,10 @@ def test_public_no_future_leak(student):
     g = torch.Generator().manual_seed(0)
     x = torch.randn(1, 4, 3, generator=g)
     W_q, W_k, W_v = (torch.randn(3, 3, generator=g) for _ in range(3))
-    out, w = student.causal.causal_self_attention(x, W_q, W_k, W_v)
+    out, w = expect_tuple(student.causal.causal_self_attention(x, W_q, W_k, W_v), 2,
+                          "causal_self_attention(x, W_q, W_k, W_v)")
+    expect_type(out, torch.Tensor, "the output")
+    expect_type(w, torch.Tensor, "the weights")
     assert tuple(out.shape) == (1, 4, 3) and tuple(w.shape) == (1, 4, 4), \
         f"got output {tuple(out.shape)} and weights {tuple(w.shape)}, expected (1, 4, 3) and (1, 4, 4)"
     assert not torch.isnan(w).any(), \
@@ -50,7 +57,8 @@ def test_public_no_future_leak(student):
     assert (w[0].triu(1) == 0).all(), "weights above the diagonal must be exactly 0"
     x2 = x.clone()
     x2[:, 3] += 5.0
-    out2, _ = student.causal.causal_self_attention(x2, W_q, W_k, W_v)
+    out2, _ = expect_tuple(student.causal.causal_self_attention(x2, W_q, W_k, W_v), 2,
+                           "causal_self_attention(x2, W_q, W_k, W_v)")
     assert torch.allclose(out[:, :3], out2[:, :3]), "outputs of positions 0-2 changed when only position 3 did"
 
 
@@ -61,7 +69,9 @@ def test_public_attend_next_single_key(student):
     q = torch.tensor([[1.0, 2.0]])
     K = torch.tensor([[[0.5, -1.0]]])
     V = torch.tensor([[[3.0, 4.0, 5.0]]])
-    out, w = student.causal.attend_next(q, K, V)
+    out, w = expect_tuple(student.causal.attend_next(q, K, V), 2, "attend_next(q, K_cache, V_cache)")
+    expect_type(out, torch.Tensor, "the output")
+    expect_type(w, torch.Tensor, "the weights")
     assert tuple(out.shape) == (1, 3) and tuple(w.shape) == (1, 1), \
         f"got output {tuple(out.shape)} and weights {tuple(w.shape)}, expected (1, 3) and (1, 1)"
     assert torch.allclose(w, torch.ones(1, 1)) and torch.allclose(out, V[:, 0]), \
@@ -75,6 +85,7 @@ def test_public_greedy_generate_first_step(student, support):
     model = support.lm.build(vocab_size=7, seed=0)
     prompt = torch.tensor([[1, 2, 3], [4, 5, 6]])
     ids = student.causal.greedy_generate(model, prompt, 2)
+    expect_type(ids, torch.Tensor, "greedy_generate(model, prompt, 2)")
     assert tuple(ids.shape) == (2, 5), f"expected shape (2, 5), got {tuple(ids.shape)}"
     assert ids.dtype == torch.long, f"expected dtype torch.long, got {ids.dtype}"
     assert torch.equal(ids[:, :3], prompt), "the result must start with the prompt"
