@@ -32,9 +32,9 @@ import autograder
 from autograder.contract import EXERCISES, Exercise, select
 from autograder.packaging.markers import (BEGIN, END, MarkerError, check_stub, find_regions,
                                           leaked_lines, strip_solutions)
+from autograder.packaging.readmes import render_checking, render_overview, render_rules
 
 RULES_PLACEHOLDER = "<!-- release:rules -->"
-ALLOWED_IMPORTS = "the standard library, `numpy`, `torch` and `matplotlib`"
 # The check runtime (``assignments/autograder/``) is a copy of the kit's own code: written into
 # assignments/ and every release.zip, but not kept in git and not part of "assignments/ is up
 # to date with solutions/" (it is regenerated from the kit on every release and build).
@@ -233,7 +233,8 @@ class RenderReadme(Step):
             text = text.replace(RULES_PLACEHOLDER, rules.rstrip("\n"))
         else:
             text = text.rstrip("\n") + "\n\n" + rules
-        job.files["README.md"] = text.rstrip("\n") + "\n\n" + render_checking(job)
+        job.files["README.md"] = (text.rstrip("\n") + "\n\n"
+                                  + render_checking(job.exercise, bool(job.public)))
 
 
 class CopyPublicTests(Step):
@@ -383,100 +384,6 @@ def find_leaks(files: dict[str, str], secrets: Iterable[Secret],
     return problems
 
 
-def _bullets(items: Iterable[str], width: int = 90) -> list[str]:
-    """Markdown bullets wrapped at ``width`` (long code spans are never split)."""
-    import textwrap
-    return [textwrap.fill(item, width=width, initial_indent="- ", subsequent_indent="  ",
-                          break_long_words=False, break_on_hyphens=False)
-            for item in items]
-
-
-def render_rules(ex: Exercise) -> str:
-    """The exercise's rules, rendered from :mod:`autograder.contract`."""
-    names = ", ".join(f"`{n}`" for n in ex.names)
-    items = [
-        f"Implement in `{ex.filename}`: {names}. Keep every name and signature as given; "
-        "the docstrings are the specification.",
-        f"Imports: only {ALLOWED_IMPORTS}. The file must be self-contained (do not import "
-        "your other exercise files).",
-    ]
-    if ex.banned:
-        items.append("Not allowed: " + ", ".join(f"`{b}`" for b in ex.banned) + ".")
-    if ex.numpy_only:
-        items.append("NumPy only (no `torch`, no `scipy`) in: "
-                     + ", ".join(f"`{n}`" for n in ex.numpy_only) + ".")
-    items += [
-        "Masks are boolean and `True` means \"may attend\" (the convention of "
-        "`torch.nn.functional.scaled_dot_product_attention`), broadcastable to the scores' "
-        "shape `(..., n, m)`. Fill masked scores with `-inf` or `-1e9`: both are accepted.",
-        "Never modify an input in place. Torch functions keep the input's dtype and device "
-        "and stay differentiable (no `.detach()`, `.numpy()` or `.item()` on the way).",
-        "No dropout, and no randomness beyond what a function's arguments ask for.",
-    ]
-    return "\n".join(["## Rules", "", *_bullets(items), ""])
-
-
-def render_checking(job: ExerciseJob) -> str:
-    ex = job.exercise
-    items = [f"Run the notebook `{ex.folder}.ipynb` top to bottom: its cells call your "
-             "functions and show what they produce."]
-    if job.public:
-        items.append(f"Run the public tests from the folder above this one (the one holding "
-                     f"`autograder/`): `python -m autograder check {ex.id}`. They check part of the "
-                     "contract, and explain each failure; the grader's hidden tests check all of it.")
-    items.append(f"Submit `{ex.filename}`. The notebook is not graded.")
-    return "\n".join(["## Checking your work", "", *_bullets(items), ""])
-
-
-def render_overview(jobs: Sequence[ExerciseJob]) -> str:
-    rows = "\n".join(
-        f"| {j.exercise.id} | [{j.exercise.title}]({j.exercise.folder}/README.md) "
-        f"| `{j.exercise.folder}/{j.exercise.filename}` | `{j.exercise.folder}/{j.exercise.folder}.ipynb` |"
-        for j in jobs)
-    return f"""# Attention mechanisms — programming exercises
-
-Each folder is one exercise: a Python file to complete, a notebook that teaches the idea
-and calls your code, a short README with the rules, and (where released) public tests.
-
-| id | exercise | you complete | companion notebook |
-|---|---|---|---|
-{rows}
-
-## Getting started
-
-```bash
-python -m pip install numpy torch matplotlib jupyter pytest
-cd {jobs[0].exercise.folder if jobs else "ex1_attention"}
-jupyter notebook
-```
-
-Open the file you complete and replace every `raise NotImplementedError(...)` with your
-code. Re-run the notebook's import cell after each edit: it reloads your file.
-
-Check your work with the public tests, from this folder (the one holding `autograder/`):
-
-```bash
-python -m autograder check            # every exercise
-python -m autograder check ex1        # one of them
-```
-
-## Rules for every exercise
-
-- Imports: only {ALLOWED_IMPORTS}. Each file stands alone: do not import your
-  other exercise files.
-- Masks are boolean and `True` means "may attend"; masked scores may be filled with
-  `-inf` or `-1e9`.
-- Never modify inputs in place. PyTorch functions keep dtype and device and stay
-  differentiable.
-- Keep names and signatures exactly as given: the grader calls them.
-
-## Submitting
-
-Submit the completed `.py` files (for example `attention.py`). The notebooks are for
-learning and are not graded.
-"""
-
-
 # ------------------------------------------------------------------------------ pipeline
 
 
@@ -500,7 +407,7 @@ def build_release(root: Path | None = None, exercises: str | list[str] | None = 
     for job in jobs:
         for rel, text in job.files.items():
             files[f"{job.exercise.folder}/{rel}"] = text
-    files["README.md"] = render_overview(jobs)
+    files["README.md"] = render_overview([job.exercise for job in jobs])
     public = {f"{j.exercise.folder}/{p}" for j in jobs for p in j.public}
     for step in steps:                                  # release-wide steps (ShipCheckRuntime)
         if callable(getattr(step, "finish", None)):
