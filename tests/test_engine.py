@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from pathlib import Path
 
 import jsonschema
 import numpy as np

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from autograder import contract
-from autograder.packaging import gradescope
+from autograder.packaging import gradescope, simulate
 from autograder.packaging.build import EXPORTS, BuildContext, build, parse_points
 from autograder.packaging.markers import find_regions, significant, strip_solutions
 from autograder.packaging.release import build_release, scannable_text, write_release
@@ -31,7 +31,7 @@ from autograder.results import validate
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ROOT / "autograder" / "suites"
 HIDE = [ROOT / "autograder", ROOT / "reference"]
-CAN_SIMULATE, WHY_NOT = gradescope.can_simulate()
+CAN_SIMULATE, WHY_NOT = simulate.can_simulate()
 needs_namespace = pytest.mark.skipif(not CAN_SIMULATE, reason=f"simulated Gradescope run: {WHY_NOT}")
 # Imported by torch when present, never needed (torch.hub's progress bar, datapipes' pickling).
 TORCH_OPTIONAL = {"tqdm", "dill"}
@@ -91,7 +91,7 @@ def dist(scratch_root, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def unpacked(dist, tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("unpacked")
-    gradescope.unpack(dist / "autograder.zip", target)
+    simulate.unpack(dist / "autograder.zip", target)
     return target
 
 
@@ -100,7 +100,7 @@ def _info(zip_path: Path) -> dict:
         return json.loads(archive.read("autograder/BUILD_INFO.json"))
 
 
-def _check_run(run: gradescope.SimulatedRun, zip_path: Path) -> dict:
+def _check_run(run: simulate.SimulatedRun, zip_path: Path) -> dict:
     """The run wrote a valid results.json, with the zip's own copy of the kit."""
     assert run.results is not None, run.stdout[-3000:]
     validate(run.results)
@@ -325,7 +325,7 @@ def test_solutions_get_full_marks_from_the_zips_own_kit(dist, tmp_path):
     for ex in contract.EXERCISES:
         shutil.copy(ROOT / "solutions" / ex.folder / ex.filename, folder / ex.filename)
     zip_path = dist / "autograder.zip"
-    run = gradescope.simulate_gradescope(zip_path, folder, hide=HIDE)
+    run = simulate.simulate_gradescope(zip_path, folder, hide=HIDE)
     results = _check_run(run, zip_path)
     max_total = sum(ex.points for ex in contract.EXERCISES)
     failed = [f'{t["name"]}: {t["output"][:300]}' for t in results["tests"] if t["status"] != "passed"]
@@ -340,7 +340,7 @@ def test_stubs_get_zero(dist, scratch_root, tmp_path):
     for ex in contract.EXERCISES:
         shutil.copy(scratch_root / "assignments" / ex.folder / ex.filename, folder / ex.filename)
     zip_path = dist / "autograder.zip"
-    results = _check_run(gradescope.simulate_gradescope(zip_path, folder, hide=HIDE), zip_path)
+    results = _check_run(simulate.simulate_gradescope(zip_path, folder, hide=HIDE), zip_path)
     assert results["score"] == 0
     assert results["tests"] and all(t["score"] == 0 for t in results["tests"])
 
@@ -351,7 +351,7 @@ def test_hostile_submission_cannot_forge_results(dist, tmp_path):
     folder.mkdir()
     (folder / "attention.py").write_text(HOSTILE_ATTENTION)
     zip_path = dist / "autograder.zip"
-    run = gradescope.simulate_gradescope(zip_path, folder, hide=HIDE)
+    run = simulate.simulate_gradescope(zip_path, folder, hide=HIDE)
     results = _check_run(run, zip_path)
     ex1 = [t for t in results["tests"] if t["tags"] == ["ex1"]]
     assert ex1 and all(t["score"] == 0 for t in ex1)
@@ -367,7 +367,7 @@ def test_subset_with_points_override_runs_as_built(scratch_root, tmp_path):
     folder.mkdir()
     for ex in contract.select("ex1,ex3"):
         shutil.copy(ROOT / "solutions" / ex.folder / ex.filename, folder / ex.filename)
-    run = gradescope.simulate_gradescope(zip_path, folder, hide=HIDE)
+    run = simulate.simulate_gradescope(zip_path, folder, hide=HIDE)
     _check_run(run, zip_path)
     assert run.by_exercise() == {"ex1": (30.0, 30.0), "ex3": (20.0, 20.0)}
 
@@ -392,7 +392,7 @@ def _fake_python(tmp_path: Path, body: str) -> str:
 def test_run_autograder_always_leaves_a_valid_results_json(dist, tmp_path, case, body, env, words):
     folder = tmp_path / "submission"
     folder.mkdir()
-    run = gradescope.simulate_gradescope(dist / "autograder.zip", folder, python=_fake_python(tmp_path, body),
+    run = simulate.simulate_gradescope(dist / "autograder.zip", folder, python=_fake_python(tmp_path, body),
                                          hide=HIDE, env=env, timeout=60)
     assert run.results is not None, run.stdout
     validate(run.results)
@@ -409,7 +409,7 @@ def test_without_root_the_unpacked_zip_still_grades_with_its_own_kit(dist, tmp_p
     folder = tmp_path / "sub"
     folder.mkdir()
     shutil.copy(ROOT / "solutions" / "ex1_attention" / "attention.py", folder / "attention.py")
-    run = gradescope.grade_directly(dist / "autograder.zip", folder, exercises="ex1")
+    run = simulate.grade_directly(dist / "autograder.zip", folder, exercises="ex1")
     assert run.results is not None, run.stdout[-3000:]
     validate(run.results)
     assert run.kit_path and run.kit_path != str(ROOT / "autograder")

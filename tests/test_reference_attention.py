@@ -114,7 +114,7 @@ def test_np_attention_matches_torch_sdpa_and_loops(case):
     Q, K, V, mask = _make(case)
     copies = [a.copy() for a in (Q, K, V)]
     out, w = ref.scaled_dot_product_attention_np(Q, K, V, mask)
-    n, m = Q.shape[-2], K.shape[-2]
+    m = K.shape[-2]
     assert out.shape == Q.shape[:-1] + V.shape[-1:] and w.shape == Q.shape[:-1] + (m,)
     assert out.dtype == np.float64 and w.dtype == np.float64
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731

@@ -183,7 +183,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder.packaging.gradescope import BuildError, self_grade
+    from autograder.packaging.gradescope import BuildError
+    from autograder.packaging.simulate import self_grade
     from autograder.packaging.release import ReleaseError, repo_root
 
     root = repo_root()

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import autograder
-from autograder.contract import EXERCISES, Exercise, select
+from autograder.contract import Exercise, select
 from autograder.packaging.markers import (BEGIN, END, MarkerError, check_stub, find_regions,
                                           leaked_lines, strip_solutions)
 from autograder.packaging.readmes import render_checking, render_overview, render_rules

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import select
 import shutil
 import signal
 import socket
@@ -16,7 +15,6 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from autograder.sandbox import limits, wire
 from autograder.sandbox.errors import ExerciseUnavailable, WorkerCrashed

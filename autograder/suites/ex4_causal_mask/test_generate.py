@@ -47,7 +47,7 @@ TIE_HINT = ("on ties the lowest token index must win: torch.argmax does that; to
 def _check(student, support, seed, prompt, k, tie_period=None):
     remote, local = _models(support, seed, tie_period)
     inputs = checks.describe_inputs(prompt=prompt, max_new_tokens=k) + \
-        (f", a model whose largest logit is shared by several tokens" if tie_period else "")
+        (", a model whose largest logit is shared by several tokens" if tie_period else "")
     got = getattr(student.causal, NAME)(remote, prompt, k)
     want = ref.greedy_generate(local, prompt, k)
     if not _margins_ok(local, want, prompt.shape[1]):
