@@ -81,6 +81,15 @@ def tolerance(dtype: Any) -> tuple[float, float]:
     return 1e-4, 1e-5
 
 
+def expect_finite(value: Any, what: str, inputs: str, nan_hint: str = "") -> None:
+    """No NaN or inf; ``nan_hint`` names the likely cause of NaN when the caller can tell."""
+    arr = as_array(value, what)
+    if np.isnan(arr).any():
+        fail(f"{what}: contains NaN (inputs: {inputs})" + (f"\nLikely cause: {nan_hint}" if nan_hint else ""))
+    if np.isinf(arr).any():
+        fail(f"{what}: contains inf (inputs: {inputs})")
+
+
 def expect_close(actual: Any, expected: Any, what: str, *, inputs: str = "",
                  rtol: float = 1e-5, atol: float = 1e-6,
                  mistakes: Candidates | Callable[[], Candidates] | None = None) -> None:
@@ -108,6 +117,24 @@ def _hint(got: np.ndarray, mistakes, rtol: float, atol: float) -> str:
     candidates = mistakes() if callable(mistakes) else mistakes
     hint = diagnose(got, candidates, rtol=max(rtol, 1e-4), atol=max(atol, 1e-5))
     return f"\nLikely cause: {hint}" if hint else ""
+
+
+def expect_output_and_weights(out: Any, w: Any, want_out: Any, want_w: Any, inputs: str, *,
+                              rtol: float, atol: float, mistakes: Callable[[str], Candidates],
+                              dtype: Any = None, nan_hint: str = "") -> None:
+    """An attention function's ``(output, weights)`` against the reference's, in the order a
+    student should fix them: shapes, dtype (when given), finite weights, then values.
+    ``mistakes(which)`` gives the known wrong outputs for ``"weights"`` or ``"output"``."""
+    expect_shape(w, tuple(want_w.shape), "weights", inputs)
+    expect_shape(out, tuple(want_out.shape), "output", inputs)
+    if dtype is not None:
+        expect_dtype(w, dtype, "weights")
+        expect_dtype(out, dtype, "output")
+    expect_finite(w, "weights", inputs, nan_hint)
+    expect_close(w, want_w, "weights", inputs=inputs, rtol=rtol, atol=atol,
+                 mistakes=lambda: mistakes("weights"))
+    expect_close(out, want_out, "output", inputs=inputs, rtol=rtol, atol=atol,
+                 mistakes=lambda: mistakes("output"))
 
 
 def expect_equal(actual: Any, expected: Any, what: str, *, inputs: str = "") -> None:

@@ -13,7 +13,6 @@ import numpy as np
 import torch
 
 from autograder.suites import checks
-from autograder.suites.checks import calling  # noqa: F401  (the suites call common.calling)
 
 SEED = 7301                    # hidden base seed for ex1
 
@@ -47,19 +46,6 @@ def mask(offset: int, shape: tuple[int, ...]) -> np.ndarray:
 
 def to_torch(*arrays: np.ndarray, dtype=torch.float64) -> list[torch.Tensor]:
     return [torch.tensor(a, dtype=dtype) if a.dtype != bool else torch.tensor(a) for a in arrays]
-
-
-def pair(result: Any, what: str) -> tuple[Any, Any]:
-    """The student's ``(output, weights)``."""
-    return checks.expect_tuple(result, 2, what)
-
-
-def expect_finite(value: Any, what: str, inputs: str) -> None:
-    arr = checks.as_array(value, what)
-    if np.isnan(arr).any():
-        checks.fail(f"{what}: contains NaN (inputs: {inputs})")
-    if np.isinf(arr).any():
-        checks.fail(f"{what}: contains inf (inputs: {inputs})")
 
 
 def expect_rows_sum_to_one(weights: Any, what: str, inputs: str, axis: int = -1) -> None:

@@ -60,7 +60,7 @@ def test_backward_leaves_inputs_unchanged(student, support):
     Q, K, V = common.qkv(26, (2,), n=3, m=4, d_k=2, d_v=3)
     dO = common.rng(27).normal(size=(2, 3, 3))
     mask = common.mask(26, (3, 4))
-    with common.calling(f"attention.{NAME}"):
+    with checks.calling(f"attention.{NAME}"):
         result, changes = support.autograd.call_and_check_unchanged(
             getattr(student.attention, NAME), [dO, Q, K, V, mask])
     common.expect_unchanged(changes, ["d_output", "Q", "K", "V", "mask"], NAME)

@@ -16,15 +16,10 @@ NAME = "scaled_dot_product_attention_np"
 def _check(student, Q, K, V, mask=None, *, rtol=RTOL, atol=ATOL):
     inputs = checks.describe_inputs(Q=Q, K=K, V=V, **({} if mask is None else {"mask": mask}))
     args = (Q, K, V) if mask is None else (Q, K, V, mask)
-    out, w = common.pair(getattr(student.attention, NAME)(*args), f"{NAME}(…)")
+    out, w = checks.expect_tuple(getattr(student.attention, NAME)(*args), 2, f"{NAME}(…)")
     want_out, want_w = ref.scaled_dot_product_attention_np(*args)
-    checks.expect_shape(w, want_w.shape, "weights", inputs)
-    checks.expect_shape(out, want_out.shape, "output", inputs)
-    common.expect_finite(w, "weights", inputs)
-    checks.expect_close(w, want_w, "weights", inputs=inputs, rtol=rtol, atol=atol,
-                        mistakes=lambda: mistakes.forward(Q, K, V, mask, "weights"))
-    checks.expect_close(out, want_out, "output", inputs=inputs, rtol=rtol, atol=atol,
-                        mistakes=lambda: mistakes.forward(Q, K, V, mask, "output"))
+    checks.expect_output_and_weights(out, w, want_out, want_w, inputs, rtol=rtol, atol=atol,
+                                     mistakes=lambda which: mistakes.forward(Q, K, V, mask, which))
     return out, w, inputs
 
 
@@ -55,7 +50,8 @@ def test_np_weights_are_distributions(student):
     Q, K, V = common.qkv(13, (3,), n=4, m=7, d_k=8, d_v=2)
     Q = Q * 3
     inputs = checks.describe_inputs(Q=Q, K=K, V=V)
-    out, w = common.pair(student.attention.scaled_dot_product_attention_np(Q, K, V), f"{NAME}(…)")
+    out, w = checks.expect_tuple(student.attention.scaled_dot_product_attention_np(Q, K, V), 2,
+                                 f"{NAME}(…)")
     checks.expect_shape(w, (3, 4, 7), "weights", inputs)
     common.expect_rows_sum_to_one(w, "weights", inputs)
 
@@ -93,11 +89,11 @@ def test_np_leaves_inputs_unchanged(student, support):
     """NumPy attention does not modify Q, K, V or the mask"""
     Q, K, V = common.qkv(18, (2,), n=3, m=4, d_k=2, d_v=3)
     mask = common.mask(18, (3, 4))
-    with common.calling(f"attention.{NAME}"):
+    with checks.calling(f"attention.{NAME}"):
         result, changes = support.autograd.call_and_check_unchanged(
             student.attention.scaled_dot_product_attention_np, [Q, K, V, mask])
     common.expect_unchanged(changes, ["Q", "K", "V", "mask"], NAME)
-    out, w = common.pair(result, f"{NAME}(…)")
+    out, w = checks.expect_tuple(result, 2, f"{NAME}(…)")
     want_out, want_w = ref.scaled_dot_product_attention_np(Q, K, V, mask)
     inputs = checks.describe_inputs(Q=Q, K=K, V=V, mask=mask)
     checks.expect_close(w, want_w, "weights", inputs=inputs, rtol=RTOL, atol=ATOL)

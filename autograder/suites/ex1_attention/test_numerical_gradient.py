@@ -26,7 +26,7 @@ def _run(student, support, kind, params, x, eps=None):
     """The student's gradient, the change made to x, the calls f received, and the expectation."""
     f_remote = support.functions.make_function(kind, params, x)
     kwargs = {} if eps is None else {"eps": eps}
-    with common.calling(f"attention.{NAME}"):
+    with checks.calling(f"attention.{NAME}"):
         grad, changes = support.autograd.call_and_check_unchanged(
             getattr(student.attention, NAME), [f_remote, x], kwargs)
     report = f_remote.report()

@@ -46,7 +46,7 @@ def test_softmax_stable_for_large_entries(student):
     x[3] = np.array([-1e4, 1e4, 9999.0, -3.0, 0.0, 1e4])
     inputs = checks.describe_inputs(x=x) + ", entries up to ±1e4"
     out = student.attention.softmax(x)
-    common.expect_finite(out, "softmax(x)", inputs)
+    checks.expect_finite(out, "softmax(x)", inputs)
     common.expect_rows_sum_to_one(out, "softmax(x)", inputs)
     checks.expect_close(out, ref.softmax(x), "softmax(x)", inputs=inputs, rtol=1e-7, atol=1e-10)
 
@@ -59,7 +59,7 @@ def test_softmax_shift_invariant_and_masked_entries(student):
     x[2, 4] = -np.inf
     inputs = checks.describe_inputs(x=x) + ", some entries -inf"
     base = student.attention.softmax(x)
-    common.expect_finite(base, "softmax(x)", inputs)
+    checks.expect_finite(base, "softmax(x)", inputs)
     checks.expect_close(base, ref.softmax(x), "softmax(x)", inputs=inputs, rtol=1e-7, atol=1e-10)
     if (checks.as_array(base, "softmax(x)")[np.isneginf(x)] != 0).any():
         checks.fail(f"softmax(x): entries equal to -inf must get probability exactly 0 (inputs: {inputs})")
@@ -72,7 +72,7 @@ def test_softmax_shift_invariant_and_masked_entries(student):
 def test_softmax_leaves_input_unchanged(student, support):
     """softmax does not modify its input"""
     x = common.rng(6).normal(size=(3, 4))
-    with common.calling("attention.softmax"):
+    with checks.calling("attention.softmax"):
         out, changes = support.autograd.call_and_check_unchanged(student.attention.softmax, [x], {"axis": -1})
     common.expect_unchanged(changes, ["x"], "softmax")
     checks.expect_close(out, ref.softmax(x, axis=-1), "softmax(x)", inputs=checks.describe_inputs(x=x),

@@ -25,20 +25,14 @@ def _check(student, Q, K, V, mask=None):
     named = {"Q": Q, "K": K, "V": V, **({} if mask is None else {"mask": mask})}
     inputs = checks.describe_inputs(**named) + f", dtype {str(dtype).removeprefix('torch.')}"
     args = (Q, K, V) if mask is None else (Q, K, V, mask)
-    out, w = common.pair(getattr(student.attention, NAME)(*args), f"{NAME}(…)")
+    out, w = checks.expect_tuple(getattr(student.attention, NAME)(*args), 2, f"{NAME}(…)")
     checks.expect_type(out, torch.Tensor, "output")
     checks.expect_type(w, torch.Tensor, "weights")
     want_out, want_w = _expected(Q, K, V, mask)
-    checks.expect_shape(w, tuple(want_w.shape), "weights", inputs)
-    checks.expect_shape(out, tuple(want_out.shape), "output", inputs)
-    checks.expect_dtype(w, dtype, "weights")
-    checks.expect_dtype(out, dtype, "output")
-    common.expect_finite(w, "weights", inputs)
     rtol, atol = checks.tolerance(dtype)
-    checks.expect_close(w, want_w, "weights", inputs=inputs, rtol=rtol, atol=atol,
-                        mistakes=lambda: mistakes.forward(Q, K, V, mask, "weights"))
-    checks.expect_close(out, want_out, "output", inputs=inputs, rtol=rtol, atol=atol,
-                        mistakes=lambda: mistakes.forward(Q, K, V, mask, "output"))
+    checks.expect_output_and_weights(out, w, want_out, want_w, inputs, rtol=rtol, atol=atol,
+                                     dtype=dtype,
+                                     mistakes=lambda which: mistakes.forward(Q, K, V, mask, which))
     return out, w, inputs
 
 
@@ -79,7 +73,7 @@ def test_torch_differentiable(student, support, masked):
     g_out = torch.tensor(common.rng(46 + masked).normal(size=(2, 3, 2)))
     args = [Q, K, V] + ([mask] if masked else [])
     inputs = checks.describe_inputs(Q=Q, K=K, V=V, **({"mask": mask} if masked else {}))
-    with common.calling(f"attention.{NAME}"):
+    with checks.calling(f"attention.{NAME}"):
         res = support.autograd.grads(getattr(student.attention, NAME), args, {}, [g_out, None], [0, 1, 2])
     if len(res["requires_grad"]) != 2:
         checks.fail(f"{NAME}: expected (output, weights), got {len(res['requires_grad'])} values")
@@ -106,11 +100,11 @@ def test_torch_leaves_inputs_unchanged(student, support):
     """torch attention does not modify Q, K, V or the mask"""
     Q, K, V = common.to_torch(*common.qkv(48, (2,), n=3, m=4, d_k=2, d_v=3))
     mask = torch.from_numpy(common.mask(48, (3, 4)))
-    with common.calling(f"attention.{NAME}"):
+    with checks.calling(f"attention.{NAME}"):
         result, changes = support.autograd.call_and_check_unchanged(getattr(student.attention, NAME),
                                                                [Q, K, V, mask])
     common.expect_unchanged(changes, ["Q", "K", "V", "mask"], NAME)
-    out, w = common.pair(result, f"{NAME}(…)")
+    out, w = checks.expect_tuple(result, 2, f"{NAME}(…)")
     want_out, want_w = _expected(Q, K, V, mask)
     inputs = checks.describe_inputs(Q=Q, K=K, V=V, mask=mask)
     checks.expect_close(w, want_w, "weights", inputs=inputs, rtol=1e-7, atol=1e-9)

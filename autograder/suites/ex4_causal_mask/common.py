@@ -12,7 +12,6 @@ import torch
 
 import reference.attention as ref_attention
 from autograder.suites import checks
-from autograder.suites.checks import calling  # noqa: F401  (the suites call common.calling)
 
 SEED = 4409                    # hidden base seed for ex4
 
@@ -33,21 +32,9 @@ def weights(offset: int, d_model: int, d_k: int, d_v: int, dtype=torch.float64):
     return [m.to(dtype) for m in mats]
 
 
-def pair(result: Any, what: str) -> tuple[Any, Any]:
-    return checks.expect_tuple(result, 2, what)
-
-
 def expect_tensor(value: Any, what: str) -> torch.Tensor:
     checks.expect_type(value, torch.Tensor, what)
     return value
-
-
-def expect_finite(value: Any, what: str, inputs: str, nan_hint: str = "") -> None:
-    arr = checks.as_array(value, what)
-    if np.isnan(arr).any():
-        checks.fail(f"{what}: contains NaN (inputs: {inputs})" + (f"\nLikely cause: {nan_hint}" if nan_hint else ""))
-    if np.isinf(arr).any():
-        checks.fail(f"{what}: contains inf (inputs: {inputs})")
 
 
 def expect_unchanged(changes: list[float], names: list[str], function: str) -> None:

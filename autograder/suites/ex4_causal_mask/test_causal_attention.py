@@ -21,20 +21,14 @@ def _check(student, x, W_q, W_k, W_v):
     dtype = x.dtype
     inputs = checks.describe_inputs(x=x, W_q=W_q, W_k=W_k, W_v=W_v) + \
         f", dtype {str(dtype).removeprefix('torch.')}"
-    out, w = common.pair(getattr(student.causal, NAME)(x, W_q, W_k, W_v), f"{NAME}(…)")
+    out, w = checks.expect_tuple(getattr(student.causal, NAME)(x, W_q, W_k, W_v), 2, f"{NAME}(…)")
     common.expect_tensor(out, "output")
     common.expect_tensor(w, "weights")
     want_out, want_w = ref.causal_self_attention(*(t.to(torch.float64) for t in (x, W_q, W_k, W_v)))
-    checks.expect_shape(w, tuple(want_w.shape), "weights", inputs)
-    checks.expect_shape(out, tuple(want_out.shape), "output", inputs)
-    checks.expect_dtype(w, dtype, "weights")
-    checks.expect_dtype(out, dtype, "output")
-    common.expect_finite(w, "weights", inputs, nan_hint=common.nan_rows_hint(w))
     rtol, atol = checks.tolerance(dtype)
-    checks.expect_close(w, want_w, "weights", inputs=inputs, rtol=rtol, atol=atol,
-                        mistakes=lambda: mistakes.causal(x, W_q, W_k, W_v, "weights"))
-    checks.expect_close(out, want_out, "output", inputs=inputs, rtol=rtol, atol=atol,
-                        mistakes=lambda: mistakes.causal(x, W_q, W_k, W_v, "output"))
+    checks.expect_output_and_weights(out, w, want_out, want_w, inputs, rtol=rtol, atol=atol,
+                                     dtype=dtype, nan_hint=common.nan_rows_hint(w),
+                                     mistakes=lambda which: mistakes.causal(x, W_q, W_k, W_v, which))
     return out, w, inputs
 
 
@@ -56,9 +50,9 @@ def test_causal_attention_weights_lower_triangular(student):
     x, W_q, W_k, W_v = _inputs(3, B=2, n=6, d_model=4, d_k=4, d_v=4)
     W_q = W_q * 4                                   # peaked scores: large future scores would show
     inputs = checks.describe_inputs(x=x, W_q=W_q, W_k=W_k, W_v=W_v)
-    _, w = common.pair(getattr(student.causal, NAME)(x, W_q, W_k, W_v), f"{NAME}(…)")
+    _, w = checks.expect_tuple(getattr(student.causal, NAME)(x, W_q, W_k, W_v), 2, f"{NAME}(…)")
     checks.expect_shape(common.expect_tensor(w, "weights"), (2, 6, 6), "weights", inputs)
-    common.expect_finite(w, "weights", inputs, nan_hint=common.nan_rows_hint(w))
+    checks.expect_finite(w, "weights", inputs, nan_hint=common.nan_rows_hint(w))
     future = ~ref.create_causal_mask(6)
     bad = int((w[:, future] != 0).sum())
     if bad:
@@ -78,12 +72,12 @@ def test_causal_attention_no_future_leak(student, k):
     x2 = x.clone()
     x2[:, k:] = common.randn(40 + k, 2, 5 - k, 4) * 3
     inputs = checks.describe_inputs(x=x, W_q=W_q, W_k=W_k, W_v=W_v) + f", x changed at positions >= {k}"
-    out1, w1 = common.pair(getattr(student.causal, NAME)(x, W_q, W_k, W_v), f"{NAME}(…)")
-    out2, w2 = common.pair(getattr(student.causal, NAME)(x2, W_q, W_k, W_v), f"{NAME}(…)")
+    out1, w1 = checks.expect_tuple(getattr(student.causal, NAME)(x, W_q, W_k, W_v), 2, f"{NAME}(…)")
+    out2, w2 = checks.expect_tuple(getattr(student.causal, NAME)(x2, W_q, W_k, W_v), 2, f"{NAME}(…)")
     checks.expect_shape(common.expect_tensor(out1, "output"), (2, 5, 3), "output", inputs)
     checks.expect_shape(common.expect_tensor(out2, "output"), (2, 5, 3), "output", inputs)
-    common.expect_finite(w1, "weights", inputs, nan_hint=common.nan_rows_hint(w1))
-    common.expect_finite(out1, "output", inputs)
+    checks.expect_finite(w1, "weights", inputs, nan_hint=common.nan_rows_hint(w1))
+    checks.expect_finite(out1, "output", inputs)
     diff = float((out1[:, :k] - out2[:, :k]).abs().max())
     if not diff <= 1e-10:
         checks.fail(f"output at positions < {k} changed by up to {diff:.3g} when only positions >= {k} "
@@ -97,7 +91,7 @@ def test_causal_attention_differentiable(student, support):
     args = _inputs(5, B=2, n=4, d_model=3, d_k=2, d_v=4)
     g_out = common.randn(50, 2, 4, 4)
     inputs = checks.describe_inputs(x=args[0], W_q=args[1], W_k=args[2], W_v=args[3])
-    with common.calling(f"causal.{NAME}"):
+    with checks.calling(f"causal.{NAME}"):
         res = support.autograd.grads(getattr(student.causal, NAME), args, {}, [g_out, None], [0, 1, 2, 3])
     if not res["requires_grad"] or not res["requires_grad"][0]:
         checks.fail(f"{NAME}: the output is not connected to the inputs by autograd; do not use "
@@ -122,10 +116,10 @@ def test_causal_attention_single_position(student):
 def test_causal_attention_leaves_inputs_unchanged(student, support):
     """causal_self_attention does not modify x or the matrices"""
     args = _inputs(7, B=2, n=3, d_model=3, d_k=3, d_v=2)
-    with common.calling(f"causal.{NAME}"):
+    with checks.calling(f"causal.{NAME}"):
         result, changes = support.autograd.call_and_check_unchanged(getattr(student.causal, NAME), args)
     common.expect_unchanged(changes, ["x", "W_q", "W_k", "W_v"], NAME)
-    out, w = common.pair(result, f"{NAME}(…)")
+    out, w = checks.expect_tuple(result, 2, f"{NAME}(…)")
     want_out, want_w = ref.causal_self_attention(*args)
     inputs = checks.describe_inputs(x=args[0], W_q=args[1], W_k=args[2], W_v=args[3])
     checks.expect_close(w, want_w, "weights", inputs=inputs, rtol=1e-7, atol=1e-9)

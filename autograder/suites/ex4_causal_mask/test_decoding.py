@@ -15,7 +15,7 @@ NAME = "attend_next"
 def _check(student, q, K, V, want_out=None, want_w=None, what=""):
     dtype = q.dtype
     inputs = checks.describe_inputs(q_t=q, K_cache=K, V_cache=V) + f", dtype {str(dtype).removeprefix('torch.')}" + what
-    out, w = common.pair(getattr(student.causal, NAME)(q, K, V), f"{NAME}(…)")
+    out, w = checks.expect_tuple(getattr(student.causal, NAME)(q, K, V), 2, f"{NAME}(…)")
     common.expect_tensor(out, "output")
     common.expect_tensor(w, "weights")
     if want_out is None:
@@ -65,15 +65,15 @@ def test_attend_next_differentiable_and_inputs_kept(student, support):
     """attend_next is differentiable and leaves the cache unchanged"""
     q, K, V = common.randn(17, 2, 3), common.randn(18, 2, 4, 3), common.randn(19, 2, 4, 2)
     inputs = checks.describe_inputs(q_t=q, K_cache=K, V_cache=V)
-    with common.calling(f"causal.{NAME}"):
+    with checks.calling(f"causal.{NAME}"):
         result, changes = support.autograd.call_and_check_unchanged(getattr(student.causal, NAME), [q, K, V])
     common.expect_unchanged(changes, ["q_t", "K_cache", "V_cache"], NAME)
-    out, w = common.pair(result, f"{NAME}(…)")
+    out, w = checks.expect_tuple(result, 2, f"{NAME}(…)")
     want_out, want_w = ref.attend_next(q, K, V)
     checks.expect_close(w, want_w, "weights", inputs=inputs, rtol=1e-7, atol=1e-9)
     checks.expect_close(out, want_out, "output", inputs=inputs, rtol=1e-7, atol=1e-9)
     g = common.randn(20, 2, 2)
-    with common.calling(f"causal.{NAME}"):
+    with checks.calling(f"causal.{NAME}"):
         res = support.autograd.grads(getattr(student.causal, NAME), [q, K, V], {}, [g, None], [0, 1, 2])
     if not res["requires_grad"] or not res["requires_grad"][0]:
         checks.fail(f"{NAME}: the output is not connected to the inputs by autograd; do not use "

@@ -108,7 +108,7 @@ def test_generate_single_row_and_prompt_kept(student, support):
     remote, local = _models(support, 4)
     prompt = _prompt(4, 1, 1)
     _check(student, support, 4, prompt, 7)
-    with common.calling(f"causal.{NAME}"):
+    with checks.calling(f"causal.{NAME}"):
         result, changes = support.autograd.call_and_check_unchanged(getattr(student.causal, NAME),
                                                                [remote, prompt, 3])
     common.expect_unchanged(changes[1:2], ["prompt"], NAME)

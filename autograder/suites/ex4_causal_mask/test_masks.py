@@ -72,7 +72,7 @@ def test_combine_masks(student, support):
     causal = ref.create_causal_mask(n)
     padding = ref.create_padding_mask(torch.tensor([5, 2, 4]), n)
     inputs = checks.describe_inputs(causal=causal, padding=padding)
-    with common.calling("causal.combine_masks"):
+    with checks.calling("causal.combine_masks"):
         got, changes = support.autograd.call_and_check_unchanged(student.causal.combine_masks,
                                                                  [causal, padding])
     wrong = {"your mask applies the padding to the *queries* (padding[b, i]); it masks keys: "
