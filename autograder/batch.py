@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -262,10 +262,9 @@ class Runner:
                    "the grader wrote no test results") + f": {last}"
             return self._zero(row, results_path, "error", why)
         row.tests = [t for t in data["tests"] if isinstance(t, dict)]
+        totals = results.totals_by_exercise(row.tests)
         for ex in self.exercises:
-            mine = [t for t in row.tests if _exercise(t) == ex.id]
-            row.scores[ex.id] = round(sum(float(t.get("score", 0)) for t in mine), 4)
-            row.max_scores[ex.id] = round(sum(float(t.get("max_score", 0)) for t in mine), 4)
+            row.scores[ex.id], row.max_scores[ex.id] = totals.get(ex.id, (0.0, 0.0))
         row.total = round(sum(row.scores.values()), 4)
         output = str(data.get("output", ""))
         missing = [ex.id for ex in self.exercises if f"{ex.filename} was not found" in output]
@@ -287,13 +286,6 @@ class Runner:
             f"This submission could not be graded automatically ({reason}). Course staff will "
             "look at it."))
         return row
-
-
-def _exercise(test: dict) -> str:
-    tags = test.get("tags") or []
-    if tags and isinstance(tags[0], str):
-        return tags[0]
-    return str(test.get("name", "")).split(" ", 1)[0]
 
 
 def _tail(data: bytes, limit: int) -> bytes:

@@ -10,6 +10,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Iterable, Mapping
 
 TEST_OUTPUT_LIMIT = 8_000          # per test; Gradescope itself cuts at 100,000
 SUMMARY_LIMIT = 20_000
@@ -56,18 +57,37 @@ class Results:
         return round(sum(t.max_score for t in self.tests), 4)
 
     def by_exercise(self) -> dict[str, tuple[float, float]]:
-        totals: dict[str, list[float]] = {}
-        for t in self.tests:
-            acc = totals.setdefault(t.exercise, [0.0, 0.0])
-            acc[0] += t.score
-            acc[1] += t.max_score
-        return {ex: (round(s, 4), round(m, 4)) for ex, (s, m) in totals.items()}
+        return _totals((t.exercise, t.score, t.max_score) for t in self.tests)
 
     def to_json(self) -> dict:
         return {"score": self.score, "execution_time": round(self.execution_time, 3),
                 "output": clip(self.output, SUMMARY_LIMIT), "output_format": "text",
                 "visibility": "visible", "stdout_visibility": "hidden",
                 "tests": [t.to_json() for t in self.tests]}
+
+
+def exercise_of(test: Mapping[str, Any]) -> str:
+    """The exercise of a test entry in a results.json: its first tag (the kit writes
+    ``["ex1"]``), else the first word of its name (``"ex1 · …"``)."""
+    tags = test.get("tags") or []
+    if tags and isinstance(tags[0], str):
+        return tags[0]
+    return str(test.get("name", "")).split(" ", 1)[0]
+
+
+def totals_by_exercise(tests: Iterable[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
+    """``{exercise: (score, max_score)}`` over the test entries of a results.json read back."""
+    return _totals((exercise_of(t), float(t.get("score", 0)), float(t.get("max_score", 0)))
+                   for t in tests)
+
+
+def _totals(rows: Iterable[tuple[str, float, float]]) -> dict[str, tuple[float, float]]:
+    totals: dict[str, list[float]] = {}
+    for exercise, score, max_score in rows:
+        acc = totals.setdefault(exercise, [0.0, 0.0])
+        acc[0] += score
+        acc[1] += max_score
+    return {ex: (round(s, 4), round(m, 4)) for ex, (s, m) in totals.items()}
 
 
 def clip(text: str, limit: int) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from autograder import contract
+from autograder import contract, results
 from autograder.packaging.gradescope import BUILD_INFO, BuildError
 
 GRADESCOPE_ROOT = Path("/autograder")
@@ -84,13 +84,7 @@ class SimulatedRun:
     build_id: str | None          # that package's BUILD_INFO build id
 
     def by_exercise(self) -> dict[str, tuple[float, float]]:
-        totals_: dict[str, list[float]] = {}
-        for test in (self.results or {}).get("tests", []):
-            tag = (test.get("tags") or [test["name"].split(" ")[0]])[0]
-            acc = totals_.setdefault(tag, [0.0, 0.0])
-            acc[0] += test.get("score", 0.0)
-            acc[1] += test.get("max_score", 0.0)
-        return {ex: (round(s, 4), round(m, 4)) for ex, (s, m) in totals_.items()}
+        return results.totals_by_exercise((self.results or {}).get("tests", []))
 
 
 def _read_run(out: Path, status: int) -> SimulatedRun:
@@ -176,8 +170,6 @@ def self_grade(root: Path, zip_path: Path, python: str | None = None,
 
     Returns 0 when the solutions get full marks and the stubs zero, 1 otherwise.
     """
-    from autograder.results import validate
-
     with zipfile.ZipFile(zip_path) as archive:
         info = json.loads(archive.read(f"autograder/{BUILD_INFO}"))
     exercises = contract.select(info["exercises"])
@@ -202,7 +194,7 @@ def self_grade(root: Path, zip_path: Path, python: str | None = None,
             problems.append(f"{kind}: no readable results.json\n{run.stdout[-3000:]}")
             continue
         try:
-            validate(run.results)
+            results.validate(run.results)
         except Exception as exc:          # noqa: BLE001 - report, do not crash the table
             problems.append(f"{kind}: results.json is not valid: {str(exc)[:300]}")
         if run.build_id != info["build_id"]:
