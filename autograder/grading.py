@@ -100,20 +100,34 @@ def run_suites(sandbox: Sandbox, submission: intake.Submission, request: GradeRe
     from autograder.plugin import GradingPlugin
 
     plugin = GradingPlugin(sandbox, submission)
-    folders = [str(SUITES_DIR / ex.folder) for ex in request.exercises if (SUITES_DIR / ex.folder).is_dir()]
-    for var in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
-        os.environ.pop(var, None)
-    args = [*folders, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
-            "--assert=plain", "--rootdir", str(SUITES_DIR), "--confcutdir", str(SUITES_DIR),
-            "-c", str(SUITES_DIR / "pytest.ini"), "--import-mode=importlib"]
-    if request.public_only:
-        args += ["-m", "public"]
-    code = pytest.main(args, plugins=[plugin])
+    only_public = ["-m", "public"] if request.public_only else []
+    code = run_pytest(pytest_args(request.exercises, *only_public), plugin)
     if plugin.internal_errors:
         print("\n\n".join(plugin.internal_errors), file=sys.stderr)
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) or not plugin.order:
         raise RuntimeError(f"the hidden test suites could not run (pytest exit code {int(code)})")
     return results.Results(tests=scale_to_totals(plugin.ordered_results()))
+
+
+def pytest_args(exercises: tuple[contract.Exercise, ...], *extra: str) -> list[str]:
+    """How the hidden suites always run: their own folder, ini and rootdir, only the kit's
+    plugin (no cache, no terminal report, no random order), plain asserts (a failure shows
+    its message, never test source)."""
+    folders = [str(SUITES_DIR / ex.folder) for ex in exercises if (SUITES_DIR / ex.folder).is_dir()]
+    return [*folders, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
+            "--assert=plain", "--rootdir", str(SUITES_DIR), "--confcutdir", str(SUITES_DIR),
+            "-c", str(SUITES_DIR / "pytest.ini"), "--import-mode=importlib", *extra]
+
+
+def run_pytest(args: list[str], plugin: object) -> int:
+    """``pytest.main`` with the caller's PYTEST_ADDOPTS / PYTEST_PLUGINS set aside meanwhile."""
+    import pytest
+
+    saved = {v: os.environ.pop(v) for v in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS") if v in os.environ}
+    try:
+        return int(pytest.main(args, plugins=[plugin]))
+    finally:
+        os.environ.update(saved)
 
 
 def scale_to_totals(tests: list[results.TestResult]) -> list[results.TestResult]:

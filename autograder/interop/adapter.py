@@ -22,13 +22,12 @@ import contextlib
 import hashlib
 import io
 import json
-import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autograder import contract, intake
-from autograder.grading import SUITES_DIR, scale_to_totals
+from autograder.grading import SUITES_DIR, pytest_args, run_pytest, scale_to_totals
 
 # Every generated test cell / test file contains this string; history-based source
 # recovery skips cells that contain it.
@@ -74,20 +73,9 @@ class Outcome:
 # ----------------------------------------------------------------------------- pytest
 
 def _pytest_args(ex: contract.Exercise, *extra: str) -> list[str]:
-    """The arguments of :func:`autograder.grading.run_suites`, for one exercise."""
-    return [str(SUITES_DIR / ex.folder), "-p", "no:cacheprovider", "-p", "no:terminal",
-            "-p", "no:randomly", "-p", "no:faulthandler", "--assert=plain",
-            "--rootdir", str(SUITES_DIR), "--confcutdir", str(SUITES_DIR),
-            "-c", str(SUITES_DIR / "pytest.ini"), "--import-mode=importlib", *extra]
-
-
-def _pytest_main(args: list[str], plugin) -> int:
-    import pytest
-    saved = {v: os.environ.pop(v) for v in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS") if v in os.environ}
-    try:
-        return int(pytest.main(args, plugins=[plugin]))
-    finally:
-        os.environ.update(saved)
+    """The native grader's arguments for one exercise; faulthandler off (a notebook kernel's
+    stderr is not a real file)."""
+    return pytest_args((ex,), "-p", "no:faulthandler", *extra)
 
 
 _COLLECTED: dict[str, list[TestInfo]] = {}
@@ -103,7 +91,7 @@ def collect_tests(exercise_id: str) -> list[TestInfo]:
         return []
     plugin = GradingPlugin(None, None)          # type: ignore[arg-type] - fixtures unused
     with contextlib.redirect_stdout(io.StringIO()):
-        code = _pytest_main(_pytest_args(ex, "--collect-only"), plugin)
+        code = run_pytest(_pytest_args(ex, "--collect-only"), plugin)
     if plugin.internal_errors or code not in (0, 5):
         raise RuntimeError(f"collecting the {exercise_id} suites failed (pytest exit code {code}):\n"
                            + "\n".join(plugin.internal_errors))
@@ -160,7 +148,7 @@ def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict
         warnings.simplefilter("ignore")
         try:
             sandbox.start()
-            code = _pytest_main(_pytest_args(ex), plugin)
+            code = run_pytest(_pytest_args(ex), plugin)
         finally:
             sandbox.close()
     if code in (3, 4) or not plugin.order:
