@@ -143,7 +143,7 @@ def run_check(folder: Path | str = ".", names: list[str] | None = None, *, verbo
               file=out)
     out.flush()
     # A self-check: process isolation with limits, never a second user or namespaces.
-    config = SandboxConfig(call_timeout=timeout, load_timeout=max(timeout, 20.0), isolate=False)
+    config = SandboxConfig(call_timeout=timeout, isolate=False)
     outcome = grade(GradeRequest(submission=folder, exercises=exercises, config=config,
                                  public_only=True, in_process=in_process))
     print(render(outcome, submission, exercises, verbose=verbose, in_process=in_process), file=out)

@@ -17,8 +17,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from autograder.grading import GradeRequest, grade
     from autograder.sandbox import SandboxConfig
 
-    config = SandboxConfig(call_timeout=args.timeout, load_timeout=max(args.timeout, 20.0),
-                           memory_mb=args.memory_mb, user=args.worker_user)
+    config = SandboxConfig(call_timeout=args.timeout, memory_mb=args.memory_mb, user=args.worker_user)
     outcome = grade(GradeRequest(submission=Path(args.submission),
                                  results_path=Path(args.results) if args.results else None,
                                  exercises=contract.select(args.exercises), config=config,

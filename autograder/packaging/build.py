@@ -184,8 +184,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from autograder.packaging.gradescope import BuildError
-    from autograder.packaging.simulate import self_grade
     from autograder.packaging.release import ReleaseError, repo_root
+    from autograder.packaging.simulate import self_grade
 
     root = repo_root()
     try:

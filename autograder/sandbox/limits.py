@@ -33,7 +33,7 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 class SandboxConfig:
     """Limits for one worker. Times in seconds, sizes in MiB unless stated."""
     call_timeout: float = 20.0          # one call (a hang costs that call)
-    load_timeout: float = 20.0          # importing one student module
+    load_timeout: float | None = None   # importing one student module; None: max(call_timeout, 20)
     memory_mb: int = 1024               # extra private memory the worker may allocate
     max_processes: int = 64             # threads count too (per worker user, when root)
     output_limit: int = 64 * 1024       # bytes of stdout/stderr kept per worker
@@ -41,6 +41,10 @@ class SandboxConfig:
     hide: list[str] = field(default_factory=list)   # folders the worker must not see (root only)
     user: str = WORKER_USER
     isolate: bool | None = None         # None: isolate by user/namespaces iff running as root
+
+    def __post_init__(self) -> None:
+        if self.load_timeout is None:   # an import may take longer than a call, never less
+            self.load_timeout = max(self.call_timeout, 20.0)
 
     @property
     def privileged(self) -> bool:

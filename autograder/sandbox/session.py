@@ -16,10 +16,9 @@ import threading
 import time
 from dataclasses import dataclass
 
+from autograder.sandbox import forkserver as zygote
 from autograder.sandbox import limits, wire
 from autograder.sandbox.errors import ExerciseUnavailable, WorkerCrashed
-from autograder.sandbox import forkserver as zygote
-from autograder.sandbox.forkserver import ForkServer
 from autograder.sandbox.worker import Server
 
 
@@ -82,7 +81,7 @@ class _DeadlineSocket:
 class WorkerProcess:
     """One sandboxed worker, started by the fork server."""
 
-    def __init__(self, forkserver: ForkServer, config: limits.SandboxConfig, ids: dict):
+    def __init__(self, forkserver: zygote.ForkServer, config: limits.SandboxConfig, ids: dict):
         self.config = config
         self.home = tempfile.mkdtemp(prefix="ag-worker-")
         if config.privileged:
@@ -172,7 +171,7 @@ class Sandbox:
     """The student's modules in a restartable worker; all requests go through here."""
 
     def __init__(self, modules: list[ModuleSource], config: limits.SandboxConfig | None = None,
-                 forkserver: ForkServer | None = None, in_process: bool = False):
+                 forkserver: zygote.ForkServer | None = None, in_process: bool = False):
         self.config = config or limits.SandboxConfig()
         self.modules = {m.name: m for m in modules}
         self.load_errors: dict[str, dict] = {}

@@ -267,9 +267,10 @@ def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES,
     """Read one frame. Raises ``EOFError`` when the peer closed, ``WireError`` on garbage.
 
     Sizes are checked before anything is read, so an oversized frame costs no memory."""
+    head_limit = min(limit, header_limit or limit)
     (head_len,) = struct.unpack("<I", _read_exact(sock, 4))
-    if head_len > min(limit, header_limit or limit):
-        raise WireError(f"a reply of more than {_megabytes(min(limit, header_limit or limit))} "
+    if head_len > head_limit:
+        raise WireError(f"a reply of more than {_megabytes(head_limit)} "
                         "of structure (lists, dicts, strings); return arrays or tensors")
     try:
         header = json.loads(_read_exact(sock, head_len))

@@ -157,28 +157,23 @@ class Server:
 
     # -- exceptions as data, with the student's own frames only
     def _describe(self, exc: BaseException) -> dict:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = self._student_frames(frames)
         kind = "exception"
-        if isinstance(exc, NotImplementedError) and self._raised_by_student(exc):
+        if isinstance(exc, NotImplementedError) and frames and frames[-1].filename in self.student_files:
             kind = "not_implemented"      # the stub's own `raise`, not one from inside torch
-        elif isinstance(exc, (wire.WireError, LookupError)) and not self._student_frames(exc):
+        elif isinstance(exc, (wire.WireError, LookupError)) and not where:
             kind = "bad_request"
-        info = {"kind": kind, "type": _type_name(exc), "message": _safe_str(exc),
-                "where": self._student_frames(exc)}
+        info = {"kind": kind, "type": _type_name(exc), "message": _safe_str(exc), "where": where}
         if isinstance(exc, SyntaxError):
             info.update(line=exc.lineno, offset=exc.offset, text=_clip(exc.text or "", 200),
                         message=_clip(str(exc.msg), MAX_MESSAGE_CHARS))
         return info
 
-    def _raised_by_student(self, exc: BaseException) -> bool:
-        frames = traceback.extract_tb(exc.__traceback__)
-        return bool(frames) and frames[-1].filename in self.student_files
-
-    def _student_frames(self, exc: BaseException) -> list[list]:
-        frames = []
-        for fs in traceback.extract_tb(exc.__traceback__):
-            if fs.filename in self.student_files:
-                frames.append([fs.filename, fs.lineno, _clip(fs.name, 80), _clip(fs.line or "", 200)])
-        return frames[-MAX_TRACE_FRAMES:]
+    def _student_frames(self, frames: traceback.StackSummary) -> list[list]:
+        """The traceback's frames in the student's files (the kit's stay private), last few."""
+        return [[fs.filename, fs.lineno, _clip(fs.name, 80), _clip(fs.line or "", 200)]
+                for fs in frames if fs.filename in self.student_files][-MAX_TRACE_FRAMES:]
 
 
 def _type_name(obj: Any) -> str:
