@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import zipfile
+from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -199,6 +204,29 @@ def test_hang_and_exit_cost_one_call_and_the_worker_restarts():
         assert "hello from import" in box.output()
     finally:
         box.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the worker user and mount namespace need root")
+def test_worker_starts_from_a_private_folder_with_path_hooks_on_sys_path():
+    """A checkout in a 0700 folder (`mktemp -d`, /root/...) with an editable install: sys.path
+    holds a path-hook marker (not a path, resolved against that folder) and folders the worker
+    user cannot traverse, one inside another."""
+    private = Path(tempfile.mkdtemp(prefix="ag-private-"))          # 0700, like mktemp -d
+    try:
+        lib = private / "inner" / "lib"
+        lib.mkdir(parents=True)
+        (private / "inner").chmod(0o700)
+        (lib / "helper_mod.py").write_text("VALUE = 41\n")
+        code = ("import sys; sys.path[:0] = [sys.argv[1], '__editable__.kit-0.1.finder.__path_hook__']\n"
+                "from autograder.sandbox import ModuleSource, Sandbox, StudentModules\n"
+                "box = Sandbox([ModuleSource('mod', 'mod.py', 'import helper_mod\\n"
+                "def f(): return helper_mod.VALUE + 1\\n')])\n"
+                "box.start(); print(box.load_errors or StudentModules(box, ['mod']).mod.f()); box.close()\n")
+        done = subprocess.run([sys.executable, "-c", code, str(lib)], cwd=private,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() == "42", done.stdout + done.stderr[-3000:]
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def test_without_root_the_worker_is_still_a_separate_limited_process():

@@ -101,7 +101,10 @@ def expose_interpreter(stash_root: str) -> None:
     private mount namespace, the blocking folder is covered with a traversable tmpfs into
     which only the needed child is bind-mounted back. The real file system is untouched.
     """
-    needed = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *sys.path) if p}
+    # Only real absolute paths: sys.path also holds path-hook markers (an editable install's
+    # "__editable__…__path_hook__") and entries that do not exist.
+    needed = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *sys.path)
+              if p and os.path.isabs(p) and os.path.exists(p)}
     blocked: dict[str, set[str]] = {}
     for path in needed:
         parts = path.strip("/").split("/")
@@ -109,15 +112,20 @@ def expose_interpreter(stash_root: str) -> None:
             folder = "/" + "/".join(parts[:depth])
             if not os.stat(folder).st_mode & 0o001:
                 blocked.setdefault(folder, set()).add(parts[depth])
-                break
-    for n, (folder, children) in enumerate(sorted(blocked.items())):
+    # Outermost first: a blocked folder inside another is reached through the bind mount
+    # that the outer one's step puts back, and is then covered in turn.
+    for n, (folder, children) in enumerate(sorted(blocked.items(), key=lambda kv: kv[0].count("/"))):
         stash = os.path.join(stash_root, f".expose{n}")
         os.mkdir(stash, 0o700)
         _mount(folder, stash, None, MS_BIND | MS_REC, None)
         _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0711")
         for child in sorted(children):
-            os.mkdir(os.path.join(folder, child))
-            _mount(os.path.join(stash, child), os.path.join(folder, child), None, MS_BIND | MS_REC, None)
+            source, target = os.path.join(stash, child), os.path.join(folder, child)
+            if os.path.isdir(source):
+                os.mkdir(target)
+            else:                                      # e.g. a zip on sys.path
+                os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+            _mount(source, target, None, MS_BIND | MS_REC, None)
         _libc.umount2(stash.encode(), 2)               # MNT_DETACH
         os.rmdir(stash)
 
