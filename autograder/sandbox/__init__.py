@@ -3,13 +3,36 @@
 Grader side:   Sandbox (session.py), Remote / fetch (proxy.py), errors (errors.py)
 Worker side:   worker.py (dispatch), forkserver.py (start-up), limits.py (lock-down)
 Both:          wire.py (JSON + raw buffers; no pickle)
-"""
-from autograder.sandbox.errors import (ExerciseUnavailable, NotImplementedByStudent, StudentError,
-                                       UnsupportedValue, WorkerCrashed)
-from autograder.sandbox.limits import SandboxConfig
-from autograder.sandbox.proxy import Remote, StudentModules, fetch, is_remote, support_root
-from autograder.sandbox.session import ModuleSource, Sandbox
 
-__all__ = ["ExerciseUnavailable", "ModuleSource", "NotImplementedByStudent", "Remote", "Sandbox",
-           "SandboxConfig", "StudentError", "StudentModules", "UnsupportedValue", "WorkerCrashed",
-           "fetch", "is_remote", "support_root"]
+The names below are loaded on first use (PEP 562): ``from autograder.sandbox import
+SandboxConfig`` must work on Windows and macOS and without importing torch, for the
+student-side ``check`` command. Only the modules a name lives in are imported.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "ExerciseUnavailable": "errors", "NotImplementedByStudent": "errors", "StudentError": "errors",
+    "UnsupportedValue": "errors", "WorkerCrashed": "errors",
+    "SandboxConfig": "limits",
+    "Remote": "proxy", "StudentModules": "proxy", "fetch": "proxy", "is_remote": "proxy",
+    "support_root": "proxy",
+    "ModuleSource": "session", "Sandbox": "session",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autograder.sandbox' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"autograder.sandbox.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

@@ -11,10 +11,8 @@ reserves far more address space than it uses, so ``RLIMIT_AS`` breaks it.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import os
-import pwd
-import resource
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -24,15 +22,23 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
 
-WORKER_USER = "ag-student"
+# Defined once here; batch.py, cli.py and check.py import them. This module must stay
+# importable anywhere (Windows, macOS, no torch): POSIX-only modules (pwd, resource, libc)
+# are imported inside the functions that run in the worker or as root.
+WORKER_USER = "ag-student"          # the unprivileged user student code runs as (when root)
+DEFAULT_CALL_TIMEOUT = 20.0         # seconds one call into student code may take
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    import ctypes.util
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 
 
 @dataclass
 class SandboxConfig:
     """Limits for one worker. Times in seconds, sizes in MiB unless stated."""
-    call_timeout: float = 20.0          # one call (a hang costs that call)
+    call_timeout: float = DEFAULT_CALL_TIMEOUT   # one call (a hang costs that call)
     load_timeout: float | None = None   # importing one student module; None: max(call_timeout, 20)
     memory_mb: int = 1024               # extra private memory the worker may allocate
     max_processes: int = 64             # threads count too (per worker user, when root)
@@ -44,7 +50,7 @@ class SandboxConfig:
 
     def __post_init__(self) -> None:
         if self.load_timeout is None:   # an import may take longer than a call, never less
-            self.load_timeout = max(self.call_timeout, 20.0)
+            self.load_timeout = max(self.call_timeout, DEFAULT_CALL_TIMEOUT)
 
     @property
     def privileged(self) -> bool:
@@ -63,6 +69,7 @@ def isolation_summary(config: SandboxConfig) -> str:
 
 def ensure_user(name: str = WORKER_USER) -> tuple[int, int]:
     """The worker user's (uid, gid), creating a locked system account on demand."""
+    import pwd
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
@@ -80,13 +87,13 @@ def make_mounts_private() -> None:
 
 
 def unshare(flags: int) -> None:
-    if _libc.unshare(flags) != 0:
+    if _libc().unshare(flags) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"unshare failed: {os.strerror(err)}")
 
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
-    rc = _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
+    rc = _libc().mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
                      ctypes.c_ulong(flags), data.encode() if data else None)
     if rc != 0:
         err = ctypes.get_errno()
@@ -126,7 +133,7 @@ def expose_interpreter(stash_root: str) -> None:
             else:                                      # e.g. a zip on sys.path
                 os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
             _mount(source, target, None, MS_BIND | MS_REC, None)
-        _libc.umount2(stash.encode(), 2)               # MNT_DETACH
+        _libc().umount2(stash.encode(), 2)               # MNT_DETACH
         os.rmdir(stash)
 
 
@@ -150,6 +157,7 @@ def drop_privileges(uid: int, gid: int) -> None:
 
 
 def apply_rlimits(config: SandboxConfig) -> None:
+    import resource
     data_now = _current_data_bytes()
     _set(resource.RLIMIT_DATA, data_now + config.memory_mb * 1024 * 1024)
     _set(resource.RLIMIT_FSIZE, config.file_size_mb * 1024 * 1024)
@@ -160,6 +168,7 @@ def apply_rlimits(config: SandboxConfig) -> None:
 
 
 def _set(which: int, value: int) -> None:
+    import resource
     soft, hard = resource.getrlimit(which)
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
