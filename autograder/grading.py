@@ -69,7 +69,8 @@ def grade(request: GradeRequest) -> results.Results:
         hidden.add(str(Path(request.results_path).resolve().parent))
     config.hide = sorted(h for h in hidden if not _is_shared_folder(h))
     preload(request.exercises)
-    forkserver = None if request.in_process else zygote.shared()
+    from autograder.sandbox import spawn    # no zygote where workers are spawned (Windows, macOS)
+    forkserver = None if request.in_process or spawn.chosen(config) else zygote.shared()
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
                        for f in submission.found.values() if f.source is not None],
                       config, forkserver, in_process=request.in_process)

@@ -47,6 +47,8 @@ class SandboxConfig:
     hide: list[str] = field(default_factory=list)   # folders the worker must not see (root only)
     user: str = WORKER_USER
     isolate: bool | None = None         # None: isolate by user/namespaces iff running as root
+    worker_start: str = "auto"          # "fork" (zygote), "spawn" (fresh interpreter, sandbox/spawn.py),
+                                        # "auto": spawn where fork is missing or unsafe (Windows, macOS)
 
     def __post_init__(self) -> None:
         if self.load_timeout is None:   # an import may take longer than a call, never less

@@ -241,9 +241,13 @@ class Sandbox:
             raise
 
     def _spawn(self) -> None:
-        if self._forkserver is None or not self._forkserver.alive():
-            self._forkserver = zygote.shared()
-        self._worker = WorkerProcess(self._forkserver, self.config, self._ids)
+        from autograder.sandbox import spawn
+        if spawn.chosen(self.config):       # no fork (Windows) or unsafe fork (macOS): a fresh interpreter
+            self._worker = spawn.SpawnedWorker(self.config)
+        else:
+            if self._forkserver is None or not self._forkserver.alive():
+                self._forkserver = zygote.shared()
+            self._worker = WorkerProcess(self._forkserver, self.config, self._ids)
         for name in self._loaded:           # deterministic code loads the same way again
             source = self.modules[name]
             self._worker.request({"op": "load", "name": name, "filename": source.filename,

@@ -1,0 +1,276 @@
+"""A worker started without ``fork``: a fresh interpreter talking the wire format over pipes.
+
+Where ``os.fork`` is missing (Windows) or unsafe after torch is loaded (macOS), the fork
+server cannot run. This module is the portable alternative, used by ``check`` there:
+
+* grader side, :class:`SpawnedWorker`: ``subprocess.Popen([python, -c, BOOT, root])`` with its
+  stdin/stdout as the request/reply channel (wire.py frames: JSON + raw buffers, no pickle)
+  and its stderr as the captured output of the student's code. Every request has a deadline
+  (a reader thread + a queue: pipes cannot be polled with a timeout on Windows); a worker
+  that overruns is killed (POSIX: its whole process group; Windows: the process) and the
+  :class:`~autograder.sandbox.session.Sandbox` starts a fresh one for the next call.
+* worker side, :func:`main` (``python -m autograder.sandbox.spawn``): before any student code
+  runs, the channel moves to private duplicates of fds 0 and 1, and fd 1 is pointed at the
+  captured output (fd 2), so a student's ``print`` can never corrupt a reply.
+
+Needs nothing POSIX-only (no ``resource``, ``pwd``, ``grp``, ``fcntl``, ``fork``): where
+``resource`` exists, memory/file/core limits are applied too (Linux), else only the time limit.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from autograder.sandbox import limits, wire
+from autograder.sandbox.errors import WorkerCrashed
+
+START_TIMEOUT = 120.0        # a first `import torch` on a slow laptop (antivirus on Windows)
+ENV_VAR = "AUTOGRADER_WORKER_START"   # "fork" | "spawn": overrides the automatic choice
+KIT_PARENT = str(Path(__file__).resolve().parents[2])   # the folder that holds autograder/
+BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+        "from autograder.sandbox.spawn import main; main(sys.argv[2])")
+
+
+def fork_unavailable() -> bool:
+    """Whether this platform cannot (Windows) or should not (macOS) fork a worker."""
+    return not hasattr(os, "fork") or sys.platform in ("win32", "darwin")
+
+
+def chosen(config: limits.SandboxConfig) -> bool:
+    """Whether ``config``'s workers are spawned (True) or forked from the zygote (False)."""
+    start = os.environ.get(ENV_VAR) or getattr(config, "worker_start", "auto") or "auto"
+    if start == "spawn" or not hasattr(os, "fork"):
+        return True
+    if start == "fork":
+        return False
+    return fork_unavailable()
+
+
+def describe(spawned: bool) -> str:
+    """One line for ``check -v`` and reports: which isolation was used."""
+    if spawned:
+        extra = ("time and memory limits" if _has_rlimits() else
+                 "a time limit on every call (no memory limit on this system)")
+        return (f"each call ran in a separate Python process started without fork ({extra}; "
+                "a self-check: no user or namespace isolation)")
+    return ("your code ran in a separate worker process forked from this one, with time and "
+            "memory limits (a self-check: no user or namespace isolation)")
+
+
+def _has_rlimits() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import resource  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- grader side
+
+class _PipeChannel:
+    """The ``recv``/``sendall`` that wire.py expects, over two raw file descriptors."""
+
+    def __init__(self, read_fd: int | None, write_fd: int | None):
+        self.read_fd, self.write_fd = read_fd, write_fd
+
+    def recv(self, size: int) -> bytes:
+        return os.read(self.read_fd, size)
+
+    def sendall(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.write_fd, view):]
+
+
+class SpawnedWorker:
+    """One worker interpreter; same interface as ``session.WorkerProcess``."""
+
+    def __init__(self, config: limits.SandboxConfig):
+        from autograder.sandbox.session import OutputCollector, SandboxStartError
+        self.config = config
+        self.home = tempfile.mkdtemp(prefix="ag-worker-")
+        posix = os.name == "posix"
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", BOOT, KIT_PARENT, json.dumps(dataclasses.asdict(config))], cwd=self.home, env=worker_env(self.home),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+            start_new_session=posix, close_fds=True,
+            creationflags=0 if posix else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
+        self.pid = self.leader = self._proc.pid
+        self.namespace = None
+        self.uid = None
+        self._send = _PipeChannel(None, self._proc.stdin.fileno())
+        self._replies: queue.Queue = queue.Queue()
+        self._reader = threading.Thread(target=self._read_replies, daemon=True)
+        self._reader.start()
+        self.output = OutputCollector(os.dup(self._proc.stderr.fileno()), config.output_limit)
+        self._proc.stderr.close()
+        self.output.start()
+        try:
+            self.request({}, [], timeout=START_TIMEOUT, expect_hello=True)   # {"ready": true}
+        except WorkerCrashed:
+            time.sleep(0.1)
+            raise SandboxStartError("the checking worker failed to start:\n" + self.output.text()) from None
+
+    def _read_replies(self) -> None:
+        channel = _PipeChannel(self._proc.stdout.fileno(), None)
+        while True:
+            try:
+                frame = wire.recv(channel, limit=wire.MAX_REPLY_BYTES,   # type: ignore[arg-type]
+                                  header_limit=wire.MAX_REPLY_HEADER_BYTES)
+            except (EOFError, OSError, ValueError, wire.WireError) as exc:
+                self._replies.put(exc)
+                return
+            self._replies.put(frame)
+
+    def request(self, header: dict, buffers: list[bytes], timeout: float,
+                expect_hello: bool = False) -> tuple[dict, list[bytes]]:
+        try:
+            if not expect_hello:
+                wire.send(self._send, header, buffers)             # type: ignore[arg-type]
+            reply = self._replies.get(timeout=timeout)
+        except queue.Empty:
+            self.kill()
+            raise WorkerCrashed("timeout", f"did not finish within {timeout:g} s "
+                                "(an infinite loop, or far too slow?)") from None
+        except OSError as exc:                                    # the worker is gone
+            reply = exc
+        if isinstance(reply, BaseException):
+            status = self.kill(grace=0.5 if isinstance(reply, (EOFError, OSError)) else 0.0)
+            raise WorkerCrashed("died", describe_exit(status, self.config, reply)) from None
+        return reply
+
+    def kill(self, grace: float = 0.0) -> int | None:
+        """Kill the worker (on POSIX with everything it started); its exit code if known."""
+        proc = self._proc
+        if grace:
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+        if proc.returncode is None:
+            killpg = getattr(os, "killpg", None)
+            try:
+                if killpg is not None and os.name == "posix":
+                    killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.home, ignore_errors=True)
+        return proc.returncode
+
+
+def describe_exit(code: int | None, config: limits.SandboxConfig, exc: BaseException) -> str:
+    if isinstance(exc, wire.WireError):
+        return f"sent a reply the checker could not read ({exc})"
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        if name == "SIGKILL":
+            return ("was killed with SIGKILL: the machine ran out of memory (the worker may "
+                    f"allocate {config.memory_mb} MB), or the code killed its own process")
+        return f"was killed by signal {name}"
+    return f"exited with status {code} (sys.exit / os._exit / a crash in native code?)"
+
+
+def worker_env(home: str) -> dict[str, str]:
+    """The student's environment, plus headless matplotlib and single-threaded maths."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env.update({"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONIOENCODING": "utf-8", "TMPDIR": home, "TEMP": home, "TMP": home})
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+        env[var] = "1"
+    return env
+
+
+# --------------------------------------------------------------------------- worker side
+
+def _binary(fd: int) -> None:
+    if os.name == "nt":                                  # no newline translation on the channel
+        import msvcrt
+        msvcrt.setmode(fd, os.O_BINARY)
+
+
+def _take_channel() -> _PipeChannel:
+    """Move the channel off fds 0/1 and point fd 1 at the captured output (fd 2)."""
+    channel = _PipeChannel(os.dup(0), os.dup(1))
+    for fd in (channel.read_fd, channel.write_fd, 2):
+        _binary(fd)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdin = sys.__stdin__ = open(0, "r", closefd=False)
+    sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, encoding="utf-8", errors="replace",
+                                       closefd=False)
+    sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding="utf-8", errors="replace",
+                                       closefd=False)
+    return channel
+
+
+def _apply_limits(config: limits.SandboxConfig) -> None:
+    """Memory/file/core limits where the platform has them (Linux); nothing elsewhere."""
+    if not _has_rlimits():
+        return
+    try:
+        limits.apply_rlimits(config)
+    except (OSError, ValueError, ImportError, AttributeError):
+        pass
+
+
+def _watch_parent() -> None:
+    """POSIX: exit when the checking process is gone (the pipe may stay open in a hang)."""
+    if os.name != "posix":
+        return
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def main(config_json: str = "{}") -> None:
+    """Worker entry point: take the channel, load the libraries, say ready, serve.
+
+    ``config_json``: the grader's :class:`~autograder.sandbox.limits.SandboxConfig` as JSON."""
+    channel = _take_channel()
+    _watch_parent()
+    import torch
+    torch.set_num_threads(1)
+    _apply_limits(limits.SandboxConfig(**json.loads(config_json)))
+    from autograder.sandbox.worker import serve
+    wire.send(channel, {"ready": True})                  # type: ignore[arg-type]
+    serve(channel)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:2])
