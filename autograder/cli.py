@@ -13,21 +13,48 @@ def _cmd_release(args: argparse.Namespace) -> int:
 def _cmd_grade(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from autograder import contract
+    from autograder import contract, results
     from autograder.grading import GradeRequest, grade
     from autograder.sandbox import SandboxConfig
 
+    try:
+        budgets = parse_budgets(args.budget)
+    except ValueError as exc:
+        print(f"grade: {exc}", file=sys.stderr)
+        return 2
     config = SandboxConfig(call_timeout=args.timeout, memory_mb=args.memory_mb, user=args.worker_user)
-    outcome = grade(GradeRequest(submission=Path(args.submission),
-                                 results_path=Path(args.results) if args.results else None,
-                                 exercises=contract.select(args.exercises), config=config,
-                                 in_process=args.in_process))
+    if getattr(args, "isolation", None):
+        config.isolation = args.isolation
+    request = GradeRequest(submission=Path(args.submission),
+                           results_path=Path(args.results) if args.results else None,
+                           exercises=contract.select(args.exercises), config=config,
+                           in_process=args.in_process, budgets=budgets)
+    if args.exercise_budget is not None:
+        request.default_budget = args.exercise_budget
+    outcome = grade(request)
     print(outcome.output)
     for test in outcome.tests:
         if not test.passed:
             first = test.output.splitlines()[0] if test.output else ""
-            print(f"  ✗ {test.name}: {first[:160]}")
+            print(f"  ✗ {results.one_line(test.name, 200)}: {results.one_line(first, 160)}")
     return 0
+
+
+def parse_budgets(text: str | None) -> dict[str, float]:
+    """``"ex5=120,ex2=30"`` -> ``{"ex5": 120.0, "ex2": 30.0}`` (seconds per exercise)."""
+    out: dict[str, float] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if not sep or seconds <= 0:
+            raise ValueError(f"--budget: expected EXERCISE=SECONDS (SECONDS > 0), got {part.strip()!r}")
+        out[key.strip()] = seconds
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--worker-user", default="ag-student",
                    help="unprivileged user the student's code runs as, when root (created on demand; "
                         "`batch` gives each parallel job its own)")
+    p.add_argument("--budget", default=None, metavar="EX=SECONDS,…",
+                   help="time budget of some exercises' tests, e.g. ex5=120 (see --exercise-budget)")
+    p.add_argument("--exercise-budget", type=float, default=None, metavar="SECONDS",
+                   help="time budget for all the tests of one exercise (default: 75 s each); once "
+                        "spent, its remaining tests fail and the other exercises are graded normally")
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)   # benchmarks only
     p.set_defaults(func=_cmd_grade)
 

@@ -1,12 +1,20 @@
 """Grade one submission: intake -> sandbox -> hidden suites -> results.json.
 
-``grade`` is the single code path behind ``python -m autograder grade`` and Gradescope's
-``run_autograder``. Order matters: the zero-score results file is written first, the fork
-server (one per process, :func:`autograder.sandbox.forkserver.shared`) is started before any
-suite or reference module is imported, and the final file is written once, atomically.
+``grade`` is the single code path behind ``python -m autograder grade``, Gradescope's
+``run_autograder`` and ``check``. Order matters: the zero-score results file is written
+first; pytest and the kit's plugin are imported when this module is (before any student code
+runs, so nothing a submission plants can stand in for them); the fork server (one per process,
+:func:`autograder.sandbox.forkserver.shared`) is started before any suite or reference module
+is imported; the results file is rewritten, atomically, as each exercise finishes, so a later
+crash or timeout keeps the earlier exercises' scores.
+
+What became of each exercise is data: ``Results.exercises`` (one
+:class:`~autograder.results.ExerciseOutcome` each), written into results.json ``extra_data``
+and read by every front end (``grade``'s summary, ``check``, ``batch``, the interop adapter).
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import sys
@@ -14,11 +22,15 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from autograder import contract, intake, results
+import pytest                                    # before any student code runs (see above)
+
+from autograder import budget, contract, intake, results
+from autograder.plugin import GradingPlugin
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig
 from autograder.sandbox import forkserver as zygote
-from autograder.sandbox.limits import isolation_summary
+from autograder.sandbox import limits
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 SUITES_DIR = PACKAGE_DIR / "suites"
@@ -32,6 +44,9 @@ class GradeRequest:
     config: SandboxConfig = field(default_factory=SandboxConfig)
     in_process: bool = False          # benchmarks only: student code in this process
     public_only: bool = False         # `check`: the public tests alone
+    suites_dir: Path | None = None    # another copy of the suites (tests; default: the kit's)
+    budgets: dict[str, float] = field(default_factory=dict)    # exercise id -> seconds
+    default_budget: float = budget.DEFAULT_BUDGET_S           # for exercises not in `budgets`
 
 
 def kit_folders() -> list[str]:
@@ -57,36 +72,80 @@ def _is_shared_folder(path: str) -> bool:
 
 
 def grade(request: GradeRequest) -> results.Results:
+    """Grade one submission; ``Results.exercises`` says what became of each exercise."""
     started = time.monotonic()
     if request.results_path:
         results.write_atomic(request.results_path, results.placeholder(
             "Grading started but did not finish. If this message stays, the autograder itself "
             "failed before it could write your results: please tell the course staff."))
     submission = intake.collect(request.submission, request.exercises)
+    config = _worker_config(request)
+    preload(request.exercises)
+    from autograder.sandbox import spawn    # no zygote where workers are spawned (Windows, macOS)
+    forkserver = None if request.in_process or spawn.chosen(config) else zygote.shared()
+    sandbox = open_sandbox(submission, config, forkserver, in_process=request.in_process)
+    level = isolation_level(sandbox, config)
+    budgets = budget.Budgets(dict(request.budgets), request.default_budget)
+
+    def assemble(tests: list[results.TestResult], plugin: GradingPlugin | None, complete: bool) -> results.Results:
+        outcome = results.Results(tests=tests, isolation=level, complete=complete,
+                                  isolation_description=describe_level(level, config))
+        outcome.exercises = exercise_outcomes(submission, sandbox, tests, plugin, budgets,
+                                              done=None if complete else set(plugin.done if plugin else ()))
+        outcome.execution_time = time.monotonic() - started
+        outcome.output = summary(outcome, submission)
+        return outcome
+
+    def checkpoint(plugin: GradingPlugin) -> None:
+        if request.results_path:
+            done = set(plugin.done)
+            tests = scale_to_totals([dataclasses.replace(t) for t in plugin.ordered_results()
+                                     if t.exercise in done], request.exercises)
+            results.write_atomic(request.results_path, assemble(tests, plugin, False).to_json())
+
+    try:
+        sandbox.start()
+        tests, plugin = run_suites(sandbox, submission, request, budgets, checkpoint)
+    finally:
+        sandbox.close()
+    outcome = assemble(tests, plugin, True)
+    if request.results_path:
+        results.write_atomic(request.results_path, outcome.to_json())
+    return outcome
+
+
+def _worker_config(request: GradeRequest) -> SandboxConfig:
+    """The request's sandbox configuration plus the folders the worker must not see (a copy:
+    the request is left as it was)."""
     config = request.config
     hidden = set(config.hide) | set(kit_folders()) | {str(Path(request.submission).resolve())}
     if request.results_path:
         hidden.add(str(Path(request.results_path).resolve().parent))
-    config.hide = sorted(h for h in hidden if not _is_shared_folder(h))
-    preload(request.exercises)
-    from autograder.sandbox import spawn    # no zygote where workers are spawned (Windows, macOS)
-    forkserver = None if request.in_process or spawn.chosen(config) else zygote.shared()
+    if request.suites_dir:
+        hidden.add(str(Path(request.suites_dir).resolve()))
+    return dataclasses.replace(config, hide=sorted(h for h in hidden if not _is_shared_folder(h)))
+
+
+def open_sandbox(submission: intake.Submission, config: SandboxConfig,
+                 forkserver: zygote.ForkServer | None = None, in_process: bool = False) -> Sandbox:
+    """A sandbox holding the submission's usable sources; exercises without one (missing,
+    refused) are recorded as unavailable, so their tests fail with intake's message."""
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
                        for f in submission.found.values() if f.source is not None],
-                      config, forkserver, in_process=request.in_process)
+                      config, forkserver, in_process=in_process)
     for found in submission.found.values():
         if found.source is None:
+            # "missing" for refused files too: the message (intake's) says which it is
             sandbox.load_errors[found.exercise.module] = {"kind": "missing", "message": found.problem}
-    try:
-        sandbox.start()
-        outcome = run_suites(sandbox, submission, request)
-    finally:
-        sandbox.close()
-    outcome.execution_time = time.monotonic() - started
-    outcome.output = summary(outcome, submission, sandbox, config)
-    if request.results_path:
-        results.write_atomic(request.results_path, outcome.to_json())
-    return outcome
+    return sandbox
+
+
+def _found_kind(found: intake.Found) -> str:
+    """intake's verdict on a file: "found", "missing" or "refused" (older intake: no `kind`)."""
+    kind = getattr(found, "kind", None)
+    if kind in ("found", "missing", "refused"):
+        return kind
+    return "found" if found.source is not None else "missing"
 
 
 def preload(exercises: tuple[contract.Exercise, ...]) -> None:
@@ -95,35 +154,37 @@ def preload(exercises: tuple[contract.Exercise, ...]) -> None:
         importlib.import_module(name)
 
 
-def run_suites(sandbox: Sandbox, submission: intake.Submission, request: GradeRequest) -> results.Results:
-    import pytest
-
-    from autograder.plugin import GradingPlugin
-
-    plugin = GradingPlugin(sandbox, submission)
+def run_suites(sandbox: Sandbox, submission: intake.Submission, request: GradeRequest,
+               budgets: budget.Budgets | None = None,
+               on_exercise_done: Callable[[GradingPlugin], None] | None = None,
+               ) -> tuple[list[results.TestResult], GradingPlugin]:
+    """Run the hidden (or public) suites; the tests scaled to exact totals, and the plugin."""
+    plugin = GradingPlugin(sandbox, submission, budgets,
+                           (lambda _ex: on_exercise_done(plugin)) if on_exercise_done else None)
     only_public = ["-m", "public"] if request.public_only else []
-    code = run_pytest(pytest_args(request.exercises, *only_public), plugin)
+    code = run_pytest(pytest_args(request.exercises, *only_public, suites_dir=request.suites_dir), plugin)
     if plugin.internal_errors:
         print("\n\n".join(plugin.internal_errors), file=sys.stderr)
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) or not plugin.order:
         raise RuntimeError(f"the hidden test suites could not run (pytest exit code {int(code)})")
-    return results.Results(tests=scale_to_totals(plugin.ordered_results()))
+    return scale_to_totals(plugin.ordered_results(), request.exercises), plugin
 
 
-def pytest_args(exercises: tuple[contract.Exercise, ...], *extra: str) -> list[str]:
+def pytest_args(exercises: tuple[contract.Exercise, ...], *extra: str,
+                suites_dir: Path | None = None) -> list[str]:
     """How the hidden suites always run: their own folder, ini and rootdir, only the kit's
     plugin (no cache, no terminal report, no random order), plain asserts (a failure shows
     its message, never test source)."""
-    folders = [str(SUITES_DIR / ex.folder) for ex in exercises if (SUITES_DIR / ex.folder).is_dir()]
+    root = Path(suites_dir) if suites_dir else SUITES_DIR
+    folders = [str(root / ex.folder) for ex in exercises if (root / ex.folder).is_dir()]
+    ini = root / "pytest.ini" if (root / "pytest.ini").is_file() else SUITES_DIR / "pytest.ini"
     return [*folders, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
-            "--assert=plain", "--rootdir", str(SUITES_DIR), "--confcutdir", str(SUITES_DIR),
-            "-c", str(SUITES_DIR / "pytest.ini"), "--import-mode=importlib", *extra]
+            "--assert=plain", "--rootdir", str(root), "--confcutdir", str(root),
+            "-c", str(ini), "--import-mode=importlib", *extra]
 
 
 def run_pytest(args: list[str], plugin: object) -> int:
     """``pytest.main`` with the caller's PYTEST_ADDOPTS / PYTEST_PLUGINS set aside meanwhile."""
-    import pytest
-
     saved = {v: os.environ.pop(v) for v in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS") if v in os.environ}
     try:
         return int(pytest.main(args, plugins=[plugin]))
@@ -131,33 +192,127 @@ def run_pytest(args: list[str], plugin: object) -> int:
         os.environ.update(saved)
 
 
-def scale_to_totals(tests: list[results.TestResult]) -> list[results.TestResult]:
-    """Tests' `points` markers are weights; each exercise adds up to its configured total."""
-    weights: dict[str, float] = {}
+def scale_to_totals(tests: list[results.TestResult],
+                    exercises: tuple[contract.Exercise, ...] | None = None) -> list[results.TestResult]:
+    """Tests' `points` markers are weights; each exercise's tests get ``max_score`` values that
+    add up EXACTLY to its configured total (largest remainder at 4 decimals,
+    :func:`autograder.results.split_total`), whatever the weights; a passed test scores its
+    ``max_score``. ``exercises`` gives the totals (default: the contract's)."""
+    totals = {ex.id: ex.points for ex in (exercises or ())}
+    groups: dict[str, list[results.TestResult]] = {}
     for t in tests:
-        weights[t.exercise] = weights.get(t.exercise, 0.0) + t.max_score
-    for t in tests:
-        total = contract.BY_ID[t.exercise].points if t.exercise in contract.BY_ID else weights[t.exercise]
-        factor = total / weights[t.exercise] if weights[t.exercise] else 0.0
-        t.max_score = round(t.max_score * factor, 4)
-        t.score = t.max_score if t.passed else 0.0
+        groups.setdefault(t.exercise, []).append(t)
+    for ex_id, group in groups.items():
+        weights = [t.max_score for t in group]
+        total = totals.get(ex_id, contract.BY_ID[ex_id].points if ex_id in contract.BY_ID else sum(weights))
+        for t, share in zip(group, results.split_total(total, weights)):
+            t.max_score = share
+            t.score = share if t.passed else 0.0
     return tests
 
 
-def summary(outcome: results.Results, submission: intake.Submission, sandbox: Sandbox,
-            config: SandboxConfig) -> str:
-    lines = [f"Total: {outcome.score:g} / {outcome.max_score:g}", ""]
-    per_exercise = outcome.by_exercise()
+# --------------------------------------------------------------------------- outcomes
+
+def exercise_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list[results.TestResult],
+                      plugin: GradingPlugin | None, budgets: budget.Budgets,
+                      done: set[str] | None = None) -> list[results.ExerciseOutcome]:
+    """One :class:`~autograder.results.ExerciseOutcome` per exercise of the submission
+    (``done``: only these, for a results file written while grading goes on)."""
+    out = []
     for ex_id, found in submission.found.items():
-        score, max_score = per_exercise.get(ex_id, (0.0, 0.0))
-        line = f"{ex_id} {found.exercise.title}: {score:g} / {max_score:g}"
-        error = sandbox.load_errors.get(found.exercise.module)
-        if error is not None:
-            from autograder.sandbox.errors import describe_load_error
-            line += "\n    " + describe_load_error(found.exercise.module, error).replace("\n", "\n    ")
-        for note in found.notes:
-            line += f"\n    note: {note}"
+        if done is not None and ex_id not in done:
+            continue
+        mine = [t for t in tests if t.exercise == ex_id]
+        status, message = _status(found, sandbox.load_errors.get(found.exercise.module), plugin, budgets)
+        out.append(results.ExerciseOutcome(
+            exercise=ex_id, status=status, message=message,
+            score=round(sum(t.score for t in mine), results.SCORE_DECIMALS),
+            max_score=round(sum(t.max_score for t in mine), results.SCORE_DECIMALS),
+            seconds=plugin.seconds.get(ex_id, 0.0) if plugin else 0.0,
+            tests_total=len(mine), tests_passed=sum(t.passed for t in mine),
+            origin=found.origin if found.source is not None else ""))
+    return out
+
+
+CRASHES_FOR_CRASHED = 3          # worker deaths in one exercise's tests that make it "crashed"
+
+
+def _status(found: intake.Found, load_error: dict | None, plugin: GradingPlugin | None,
+            budgets: budget.Budgets) -> tuple[str, str]:
+    from autograder.sandbox.errors import describe_load_error
+
+    ex = found.exercise
+    kind = _found_kind(found)
+    if kind == "refused":
+        return results.REFUSED, found.problem or f"{ex.filename} was refused"
+    if found.source is None:
+        return results.MISSING, found.problem or f"{ex.filename} was not found in the submission"
+    if load_error is not None:
+        message = describe_load_error(ex.module, load_error)
+        if load_error.get("type") in ("SyntaxError", "IndentationError", "TabError"):
+            return results.SYNTAX_ERROR, message
+        if load_error.get("kind") == "died":
+            return results.CRASHED, message
+        return results.IMPORT_ERROR, message
+    if budgets.out_of_time(ex.id):
+        return results.OUT_OF_TIME, (f"the time budget for {ex.id} ({budgets.budget(ex.id):g} s) was used "
+                                     "up; the tests that had not finished by then scored 0")
+    crashes = plugin.crashes.get(ex.id, 0) if plugin else 0
+    if crashes >= CRASHES_FOR_CRASHED:
+        return results.CRASHED, f"your code's worker process died in {crashes} tests of {ex.id}"
+    return results.GRADED, ""
+
+
+# --------------------------------------------------------------------------- isolation
+
+def isolation_level(sandbox: Sandbox, config: SandboxConfig) -> str:
+    """The isolation level that ran: the sandbox's own (``Sandbox.level``) when it has one."""
+    if sandbox.in_process:
+        return "in-process"
+    level = getattr(sandbox, "level", None)
+    if isinstance(level, str) and level:
+        return level
+    return "namespaces" if getattr(config, "privileged", False) else "process"
+
+
+def describe_level(level: str, config: SandboxConfig) -> str:
+    """One line on what ``level`` protects (``limits.describe_level`` when it exists)."""
+    if level == "in-process":
+        return "the student's code ran inside the grading process (no worker process, no time limits)"
+    describe = getattr(limits, "describe_level", None)
+    if describe is not None:
+        try:
+            return str(describe(level))
+        except Exception:  # noqa: BLE001 - an unknown level name: say so rather than fail
+            return "no description for this level"
+    old = getattr(limits, "isolation_summary", None)
+    return old(config) if old else ""
+
+
+# --------------------------------------------------------------------------- summary
+
+STATUS_LABELS = {results.MISSING: "missing", results.REFUSED: "refused", results.SYNTAX_ERROR: "syntax error",
+                 results.IMPORT_ERROR: "import error", results.CRASHED: "crashed",
+                 results.OUT_OF_TIME: "out of time"}
+
+
+def summary(outcome: results.Results, submission: intake.Submission) -> str:
+    """The student-facing summary. Every submission-derived string is made safe first
+    (:func:`results.one_line`, :func:`results.indented`): no line of it is the student's."""
+    lines = [f"Total: {outcome.score:g} / {outcome.max_score:g}", ""]
+    if not outcome.complete:
+        lines[0] += " (grading still under way: only the exercises listed below are done)"
+    for ex_outcome in outcome.exercises:
+        found = submission.found.get(ex_outcome.exercise)
+        title = found.exercise.title if found else ex_outcome.exercise
+        line = f"{ex_outcome.exercise} {title}: {ex_outcome.score:g} / {ex_outcome.max_score:g}"
+        if ex_outcome.status != results.GRADED:
+            line += f" [{STATUS_LABELS.get(ex_outcome.status, ex_outcome.status)}]"
+        if ex_outcome.message:
+            line += "\n" + results.indented(ex_outcome.message)
+        for note in (found.notes if found else []):
+            line += "\n" + results.indented(f"note: {note}")
         lines.append(line)
-    if not config.privileged:
-        lines += ["", "Isolation: " + isolation_summary(config)]
+    if outcome.isolation:
+        lines += ["", f"Isolation: {outcome.isolation} — {results.one_line(outcome.isolation_description, 400)}"]
     return "\n".join(lines)

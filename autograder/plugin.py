@@ -6,36 +6,49 @@ exception's message (suites run with ``--assert=plain``), never from test source
 """
 from __future__ import annotations
 
+import time
 import traceback
 import zlib
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
+from autograder.budget import Budgets, BudgetedSandbox
 from autograder.contract import EXERCISES
 from autograder.intake import Submission
 from autograder.results import TestResult
-from autograder.sandbox import Sandbox, StudentError, StudentModules, support_root
+from autograder.sandbox import Sandbox, StudentError, StudentModules, WorkerCrashed, support_root
 
 _FOLDER_TO_ID = {ex.folder: ex.id for ex in EXERCISES}
 
 
 class GradingPlugin:
-    def __init__(self, sandbox: Sandbox, submission: Submission):
+    """``budgets``: per-exercise time budgets (default: :data:`autograder.budget.DEFAULT_BUDGET_S`
+    each); ``on_exercise_done(exercise_id)`` is called as soon as an exercise's last test ends."""
+
+    def __init__(self, sandbox: Sandbox, submission: Submission, budgets: Budgets | None = None,
+                 on_exercise_done: Callable[[str], None] | None = None):
         self._sandbox = sandbox
         self._submission = submission
+        self.budgets = budgets or Budgets()
+        self._guarded = BudgetedSandbox(sandbox, self.budgets) if sandbox is not None else None
+        self._on_exercise_done = on_exercise_done
         self.results: dict[str, TestResult] = {}
         self.order: list[str] = []
         self.internal_errors: list[str] = []
+        self.crashes: dict[str, int] = {}        # exercise -> worker deaths during its tests
+        self.seconds: dict[str, float] = {}      # exercise -> wall time of its tests
+        self.done: list[str] = []                # exercises whose tests have all run
 
     # ---------------------------------------------------------------- fixtures
     @pytest.fixture(scope="session")
     def student(self) -> StudentModules:
-        return StudentModules(self._sandbox, [f.exercise.module for f in self._submission.found.values()])
+        return StudentModules(self._guarded, [f.exercise.module for f in self._submission.found.values()])
 
     @pytest.fixture(scope="session")
     def support(self):
-        return support_root(self._sandbox)
+        return support_root(self._guarded)
 
     @pytest.fixture(scope="session")
     def submission(self) -> Submission:
@@ -62,10 +75,26 @@ class GradingPlugin:
             self.internal_errors.append(f"could not collect {report.nodeid}:\n{report.longreprtext}")
 
     # ---------------------------------------------------------------- set-up
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        """Every test starts from the same random state in the worker, whatever ran before
-        it (or crashed and restarted the worker): same submission, same scores."""
+        """The exercise's clock runs from its first test; once its budget is spent its
+        remaining tests fail here, before any fixture calls into the worker. Every test
+        starts from the same random state in the worker, whatever ran before it (or crashed
+        and restarted the worker): same submission, same scores."""
+        self.budgets.enter(exercise_of(item))
+        self.budgets.check()
         self._sandbox.reseed(zlib.crc32(item.nodeid.encode()))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
+        exercise = exercise_of(item)
+        started = time.monotonic()
+        yield
+        self.seconds[exercise] = self.seconds.get(exercise, 0.0) + time.monotonic() - started
+        if nextitem is None or exercise_of(nextitem) != exercise:
+            self.done.append(exercise)
+            if self._on_exercise_done is not None:
+                self._on_exercise_done(exercise)
 
     # ---------------------------------------------------------------- outcomes
     @pytest.hookimpl(hookwrapper=True)
@@ -80,6 +109,9 @@ class GradingPlugin:
         elif report.failed:
             result.passed, result.score = False, 0.0
             result.output = self.failure_text(item, call.excinfo)
+            exc = call.excinfo.value if call.excinfo else None
+            if isinstance(exc, WorkerCrashed) and exc.kind == "died":
+                self.crashes[result.exercise] = self.crashes.get(result.exercise, 0) + 1
 
     def failure_text(self, item: pytest.Item, excinfo) -> str:
         exc = excinfo.value if excinfo else None

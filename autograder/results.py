@@ -7,14 +7,63 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 TEST_OUTPUT_LIMIT = 8_000          # per test; Gradescope itself cuts at 100,000
 SUMMARY_LIMIT = 20_000
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "gradescope_results.schema.json"
+SCORE_DECIMALS = 4                 # every score the kit writes is a multiple of 10**-4
+
+# What became of one exercise (results.json ``extra_data.exercises[].status``):
+GRADED, MISSING, SYNTAX_ERROR, IMPORT_ERROR = "graded", "missing", "syntax_error", "import_error"
+CRASHED, OUT_OF_TIME, REFUSED = "crashed", "out_of_time", "refused"
+STATUSES = (GRADED, MISSING, SYNTAX_ERROR, IMPORT_ERROR, CRASHED, OUT_OF_TIME, REFUSED)
+NOT_LOADED = (MISSING, SYNTAX_ERROR, IMPORT_ERROR, REFUSED)      # the file never ran
+
+
+@dataclass
+class ExerciseOutcome:
+    """One exercise's fate, as data: produced by the engine, read by every front end."""
+    exercise: str                  # "ex1"
+    status: str                    # one of STATUSES
+    message: str = ""              # for the student; "" when graded normally
+    score: float = 0.0
+    max_score: float = 0.0
+    seconds: float = 0.0
+    tests_total: int = 0
+    tests_passed: int = 0
+    origin: str = ""               # where in the submission the file was found ("" if not)
+
+    def to_json(self) -> dict:
+        entry = asdict(self)
+        entry.update(score=round(self.score, SCORE_DECIMALS), max_score=round(self.max_score, SCORE_DECIMALS),
+                     seconds=round(self.seconds, 3), message=clip(self.message, TEST_OUTPUT_LIMIT))
+        return entry
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "ExerciseOutcome":
+        """Tolerant reading (a results.json written by another version or damaged)."""
+        kinds = {f.name: f.type for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for name in kinds:
+            if name not in data:
+                continue
+            value = data[name]
+            if name in ("score", "max_score", "seconds"):
+                value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+            elif name in ("tests_total", "tests_passed"):
+                value = int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+            else:
+                value = str(value)
+            values[name] = value
+        values.setdefault("exercise", "?")
+        values.setdefault("status", GRADED)
+        return cls(**values)
 
 
 @dataclass
@@ -47,6 +96,10 @@ class Results:
     tests: list[TestResult] = field(default_factory=list)
     output: str = ""
     execution_time: float = 0.0
+    exercises: list[ExerciseOutcome] = field(default_factory=list)
+    isolation: str = ""            # the isolation level that ran ("namespaces", "user", "process", …)
+    isolation_description: str = ""
+    complete: bool = True          # False while grading is still under way (partial file)
 
     @property
     def score(self) -> float:
@@ -59,11 +112,84 @@ class Results:
     def by_exercise(self) -> dict[str, tuple[float, float]]:
         return _totals((t.exercise, t.score, t.max_score) for t in self.tests)
 
+    def outcome(self, exercise: str) -> "ExerciseOutcome | None":
+        return next((o for o in self.exercises if o.exercise == exercise), None)
+
     def to_json(self) -> dict:
+        extra = {"exercises": [o.to_json() for o in self.exercises], "complete": self.complete}
+        if self.isolation:
+            extra["isolation"] = self.isolation
+            extra["isolation_description"] = self.isolation_description
         return {"score": self.score, "execution_time": round(self.execution_time, 3),
                 "output": clip(self.output, SUMMARY_LIMIT), "output_format": "text",
                 "visibility": "visible", "stdout_visibility": "hidden",
-                "tests": [t.to_json() for t in self.tests]}
+                "tests": [t.to_json() for t in self.tests], "extra_data": extra}
+
+
+def exercise_outcomes(data: Mapping[str, Any]) -> dict[str, ExerciseOutcome]:
+    """``{exercise: ExerciseOutcome}`` from a results.json read back ({} when it has none)."""
+    extra = data.get("extra_data") if isinstance(data, Mapping) else None
+    entries = extra.get("exercises") if isinstance(extra, Mapping) else None
+    out: dict[str, ExerciseOutcome] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, Mapping):
+            outcome = ExerciseOutcome.from_json(entry)
+            out[outcome.exercise] = outcome
+    return out
+
+
+# --------------------------------------------------------------------------- exact totals
+
+def split_total(total: float, weights: list[float]) -> list[float]:
+    """``total`` shared in proportion to ``weights``, each part a multiple of 10**-4, the parts
+    adding up exactly to ``total`` (rounded to 4 decimals): largest-remainder apportionment.
+
+    ``split_total(20, [1, 1, 1])`` -> ``[6.6667, 6.6667, 6.6666]``. Weights of 0 get 0; when
+    every weight is 0 the parts are 0.
+    """
+    unit = 10 ** SCORE_DECIMALS
+    units = round(Fraction(total) * unit)
+    exact = [Fraction(w) for w in weights]
+    whole = sum(exact)
+    if whole <= 0 or units <= 0:
+        return [0.0] * len(weights)
+    shares = [units * w / whole for w in exact]
+    parts = [int(s) for s in shares]                 # floor (shares are >= 0)
+    left = units - sum(parts)
+    by_remainder = sorted(range(len(shares)), key=lambda i: (-(shares[i] - parts[i]), i))
+    for i in by_remainder[:left]:
+        parts[i] += 1
+    return [p / unit for p in parts]
+
+
+# --------------------------------------------------------------------------- safe text
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """A submission-derived string (file or folder name, student name) made safe for one line
+    of a summary, a terminal or a table: line breaks and control characters become visible
+    escapes, so nothing can start a line of its own."""
+    text = str(text)
+    text = _LINE_BREAKS.sub(lambda m: repr(m.group())[1:-1], text)
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
+                        else f"\\u{ord(m.group()):04x}", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def block(text: object) -> str:
+    """Multi-line text from student code (an exception message): line breaks normalised to
+    ``\\n``, every other control character made visible."""
+    lines = _LINE_BREAKS.split(str(text))
+    return "\n".join(one_line(line, limit=10 ** 9) for line in lines)
+
+
+def indented(text: object, prefix: str = "    ") -> str:
+    """``block(text)`` with every line after ``prefix``: under a summary line, never a line
+    that could pass for one of the grader's own."""
+    return "\n".join(prefix + line for line in block(text).split("\n"))
 
 
 def exercise_of(test: Mapping[str, Any]) -> str:
@@ -87,7 +213,7 @@ def _totals(rows: Iterable[tuple[str, float, float]]) -> dict[str, tuple[float, 
         acc = totals.setdefault(exercise, [0.0, 0.0])
         acc[0] += score
         acc[1] += max_score
-    return {ex: (round(s, 4), round(m, 4)) for ex, (s, m) in totals.items()}
+    return {ex: (round(s, SCORE_DECIMALS), round(m, SCORE_DECIMALS)) for ex, (s, m) in totals.items()}
 
 
 def clip(text: str, limit: int) -> str:
