@@ -224,8 +224,11 @@ class Runner:
         row.seconds = time.monotonic() - started
         (folder / "grade.log").write_bytes(_tail(log or b"", LOG_LIMIT))
         if timed_out:
-            return self._zero(row, results_path, "timeout",
-                              f"grading took longer than {self.student_timeout:g} s and was stopped")
+            why = f"grading took longer than {self.student_timeout:g} s and was stopped"
+            data = _load_results(results_path)
+            if data and data.get("tests"):
+                return self._partial(row, data, "timeout", why)
+            return self._zero(row, results_path, "timeout", why)
         if self.stopping and proc.returncode != 0:
             return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
         return self._read(row, results_path, proc.returncode, log or b"")
@@ -252,30 +255,51 @@ class Runner:
             self._stop(proc)
 
     def _read(self, row: Row, results_path: Path, code: int, log: bytes) -> Row:
-        try:
-            data = json.loads(results_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = None
-        if code != 0 or not isinstance(data, dict) or not data.get("tests"):
-            last = _last_line(log) or "no output"
+        data = _load_results(results_path)
+        partial = isinstance(data, dict) and data.get("tests") and not _complete(data)
+        if code != 0 or not isinstance(data, dict) or not data.get("tests") or partial:
+            last = results.one_line(_last_line(log) or "no output", 200)
             why = (f"the grader exited with code {code}" if code != 0 else
-                   "the grader wrote no test results") + f": {last}"
+                   "the grader wrote no test results" if not partial else
+                   "the grader stopped before it finished") + f": {last}"
+            if partial:
+                return self._partial(row, data, "error", why)
             return self._zero(row, results_path, "error", why)
+        self._fill(row, data)
+        return row
+
+    def _fill(self, row: Row, data: dict) -> None:
+        """Scores and the reason from a results.json: its structured per-exercise outcomes
+        (``extra_data.exercises``), never its messages."""
         row.tests = [t for t in data["tests"] if isinstance(t, dict)]
+        outcomes = results.exercise_outcomes(data)
         totals = results.totals_by_exercise(row.tests)
         for ex in self.exercises:
-            row.scores[ex.id], row.max_scores[ex.id] = totals.get(ex.id, (0.0, 0.0))
-        row.total = round(sum(row.scores.values()), 4)
-        output = str(data.get("output", ""))
-        missing = [ex.id for ex in self.exercises if f"{ex.filename} was not found" in output]
-        broken = [ex.id for ex in self.exercises
-                  if f"importing {ex.filename} failed" in output or f"{ex.filename} has a syntax error" in output]
-        if len(missing) == len(self.exercises):
+            if ex.id in outcomes:
+                row.scores[ex.id], row.max_scores[ex.id] = outcomes[ex.id].score, outcomes[ex.id].max_score
+            else:
+                row.scores[ex.id], row.max_scores[ex.id] = totals.get(ex.id, (0.0, 0.0))
+        row.total = round(sum(row.scores.values()), results.SCORE_DECIMALS)
+        by_status: dict[str, list[str]] = {}
+        for ex in self.exercises:
+            outcome = outcomes.get(ex.id)
+            if outcome is not None and outcome.status != results.GRADED:
+                by_status.setdefault(outcome.status, []).append(ex.id)
+        absent = by_status.get(results.MISSING, []) + by_status.get(results.REFUSED, [])
+        if len(absent) == len(self.exercises) and not by_status.get(results.REFUSED):
             row.status, row.reason = "no files", "none of the graded files was found in the submission"
-            return row
-        notes = ([f"not found: {', '.join(missing)}"] if missing else []) + \
-                ([f"could not be imported: {', '.join(broken)}"] if broken else [])
-        row.reason = "; ".join(notes)
+            return
+        row.reason = "; ".join(f"{STATUS_NOTES.get(status, status)}: {', '.join(ids)}"
+                               for status, ids in by_status.items())
+
+    def _partial(self, row: Row, data: dict, status: str, reason: str) -> Row:
+        """The grader stopped after some exercises: keep their scores (the grader's own partial
+        results.json stays), the others score zero."""
+        self._fill(row, data)
+        done = ", ".join(results.exercise_outcomes(data)) or "none"
+        row.status = status
+        row.reason = f"{reason} (exercises graded before it stopped: {done})" + \
+            (f"; {row.reason}" if row.reason else "")
         return row
 
     def _zero(self, row: Row, results_path: Path, status: str, reason: str) -> Row:
@@ -286,6 +310,25 @@ class Runner:
             f"This submission could not be graded automatically ({reason}). Course staff will "
             "look at it."))
         return row
+
+
+STATUS_NOTES = {results.MISSING: "not found", results.REFUSED: "refused",
+                results.SYNTAX_ERROR: "syntax error", results.IMPORT_ERROR: "could not be imported",
+                results.CRASHED: "crashed", results.OUT_OF_TIME: "out of time"}
+
+
+def _load_results(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _complete(data: dict) -> bool:
+    """False for a results.json the grader wrote while grading was still under way."""
+    extra = data.get("extra_data")
+    return not (isinstance(extra, dict) and extra.get("complete") is False)
 
 
 def _tail(data: bytes, limit: int) -> bytes:
@@ -328,8 +371,8 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                 row = runner._zero(Row(entry=entry), out_dir / "results" / entry.key / "results.json",
                                    "error", f"the batch could not run the grader: {exc}")
             rows[entry.key] = row
-            bar.set_postfix_str(f"{entry.student[:24]}: {row.total:g}" if row.status == "ok"
-                                else f"{entry.student[:24]}: {row.status}")
+            name = results.one_line(entry.student, 24)
+            bar.set_postfix_str(f"{name}: {row.total:g}" if row.status == "ok" else f"{name}: {row.status}")
             bar.update(1)
     except KeyboardInterrupt:
         runner.stop_all()
@@ -382,7 +425,7 @@ def command(args: argparse.Namespace) -> int:
     print(f"{len(rows)} submissions: {len(graded)} graded, {len(problems)} with problems"
           + (f" ({', '.join(sorted({r.status for r in problems}))})" if problems else ""))
     if found.ignored:
-        print(f"ignored (not a folder or .zip): {', '.join(found.ignored[:10])}"
+        print(f"ignored (not a folder or .zip): {', '.join(results.one_line(n, 80) for n in found.ignored[:10])}"
               + (" …" if len(found.ignored) > 10 else ""))
     for note in found.notes:
         print(f"note: {note}")

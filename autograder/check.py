@@ -193,13 +193,13 @@ def render(outcome, submission, exercises, *, verbose: bool = False, in_process:
 
 
 def _load_problem(outcome, ex: contract.Exercise, found) -> str | None:
-    """Why the exercise's file could not be used (missing, syntax error, import error), if so."""
-    if found is not None and found.problem:
-        return found.problem
-    prefixes = (f"importing {ex.filename}", f"{ex.filename} has a syntax error",
-                f"{ex.filename} was not found")
-    return next((t.output for t in outcome.tests
-                 if t.exercise == ex.id and not t.passed and t.output.startswith(prefixes)), None)
+    """Why the exercise's file could not be used or was not fully checked (missing, refused,
+    syntax error, import error, crashed, out of time), from the engine's structured
+    per-exercise outcome (``outcome.exercises``), never from test messages."""
+    exercise = next((o for o in getattr(outcome, "exercises", None) or [] if o.exercise == ex.id), None)
+    if exercise is not None:
+        return exercise.message if exercise.status != "graded" and exercise.message else None
+    return found.problem if found is not None and found.problem else None
 
 
 def _indent(text: str, prefix: str, rest: str | None = None) -> list[str]:

@@ -2,7 +2,9 @@
 
 * ``grades.csv``: one row per submission: ``student, email, sid, submission, ex1 … exN,
   total, max_total, status, reason``. ``status`` is ``ok``, ``no files``, ``timeout`` or
-  ``error``; every row that is not ``ok`` scores zero and ``reason`` says why.
+  ``error``; a row that is not ``ok`` keeps only the exercises graded before the grader stopped
+  (often none) and ``reason`` says why. Every cell that comes from a submission (names, folder
+  names, reasons) is one line: line breaks and control characters are shown as escapes.
 * ``summary.md``: score statistics, submissions that need a human, per-test pass rates
   (hardest first) and the most common misconceptions (the ``Likely cause: …`` lines of the
   failure messages, counted once per submission).
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Sequence
 
 from autograder import contract
+from autograder.results import one_line
 
 HINT_PREFIX = "Likely cause:"
 TOP_MISCONCEPTIONS = 15
@@ -25,15 +28,16 @@ TOP_MISCONCEPTIONS = 15
 def write_csv(path: Path, rows: Sequence, exercises: Sequence[contract.Exercise]) -> None:
     header = ["student", "email", "sid", "submission", *(ex.id for ex in exercises),
               "total", "max_total", "status", "reason"]
-    max_total = sum(ex.points for ex in exercises)
+    max_total = round(sum(ex.points for ex in exercises), 4)
     tmp = Path(path).with_name(Path(path).name + ".tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         for r in rows:
-            writer.writerow([r.entry.student, r.entry.email, r.entry.sid, r.entry.path.name,
+            writer.writerow([_cell(r.entry.student), _cell(r.entry.email), _cell(r.entry.sid),
+                             _cell(r.entry.path.name),
                              *(f"{r.scores.get(ex.id, 0.0):g}" for ex in exercises),
-                             f"{r.total:g}", f"{max_total:g}", r.status, r.reason])
+                             f"{r.total:g}", f"{max_total:g}", r.status, _cell(r.reason)])
     tmp.replace(path)
 
 
@@ -81,8 +85,15 @@ def _stats(values: Sequence[float]) -> str:
             f"min {min(values):g} · max {max(values):g}")
 
 
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _cell(text: object) -> str:
+    """One CSV cell: one line, and never a formula for a spreadsheet (=, +, -, @ first)."""
+    text = one_line(text, 500)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+def _md(text: object) -> str:
+    """Text for a Markdown table cell: one line, ``|`` and backticks escaped."""
+    return one_line(text, 500).replace("|", "\\|").replace("`", "\\`")
 
 
 # --------------------------------------------------------------------------- files
@@ -90,7 +101,7 @@ def _md(text: str) -> str:
 def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Exercise], *,
                   found=None, elapsed: float = 0.0, jobs: int = 1, csv_name: str = "grades.csv") -> None:
     out_dir = Path(out_dir)
-    max_total = sum(ex.points for ex in exercises)
+    max_total = round(sum(ex.points for ex in exercises), 4)
     totals = [r.total for r in rows]
     graded = [r for r in rows if r.status == "ok"]
     lines = ["# Batch grading summary", ""]
@@ -101,9 +112,9 @@ def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Ex
     if found is not None and found.gradescope:
         lines += ["Input: a Gradescope export (`submission_metadata.yml`).", ""]
     for note in getattr(found, "notes", []) or []:
-        lines += [f"Note: {note}", ""]
+        lines += [f"Note: {_md(note)}", ""]
     if getattr(found, "ignored", None):
-        lines += ["Ignored (not a folder or .zip): " + ", ".join(f"`{n}`" for n in found.ignored), ""]
+        lines += ["Ignored (not a folder or .zip): " + ", ".join(_md(n) for n in found.ignored), ""]
 
     lines += ["## Scores", "", f"Total (out of {max_total:g}): {_stats(totals)}", "",
               "| exercise | out of | mean | median | full marks | zero |", "|---|---|---|---|---|---|"]
@@ -119,7 +130,7 @@ def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Ex
     lines += ["## Submissions that need a look", ""]
     if problems:
         lines += ["| student | submission | status | reason |", "|---|---|---|---|"]
-        lines += [f"| {_md(r.entry.student)} | `{_md(r.entry.path.name)}` | {r.status} | {_md(r.reason)} |"
+        lines += [f"| {_md(r.entry.student)} | {_md(r.entry.path.name)} | {r.status} | {_md(r.reason)} |"
                   for r in problems]
     else:
         lines.append("None: every submission was graded and had every file.")
