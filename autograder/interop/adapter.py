@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autograder import contract, intake
-from autograder.grading import SUITES_DIR, pytest_args, run_pytest, scale_to_totals
+from autograder import results as kit_results
+from autograder.grading import (SUITES_DIR, exercise_outcomes, open_sandbox, pytest_args, run_pytest,
+                                scale_to_totals)
 
 # Every generated test cell / test file contains this string; history-based source
 # recovery skips cells that contain it.
@@ -117,6 +119,19 @@ def group_points(tests: list[TestInfo]) -> float:
 # ----------------------------------------------------------------------------- running
 
 _RUNS: dict[tuple[str, str], dict[str, Outcome]] = {}
+_FATES: dict[tuple[str, str], kit_results.ExerciseOutcome] = {}
+
+
+def _run_key(exercise_id: str, source: str | None) -> tuple[str, str]:
+    return (exercise_id, hashlib.sha256((source or "\0missing").encode()).hexdigest())
+
+
+def exercise_outcome(exercise_id: str, source: str | None, origin: str = "") -> kit_results.ExerciseOutcome:
+    """What became of the exercise (graded, missing, syntax_error, import_error, …) on
+    ``source``: the engine's structured outcome from the same (cached) run as
+    :func:`run_exercise`."""
+    run_exercise(exercise_id, source, origin)
+    return _FATES[_run_key(exercise_id, source)]
 
 
 def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict[str, Outcome]:
@@ -125,11 +140,12 @@ def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict
     Student code is exec'd in THIS process (``Sandbox(in_process=True)``). Its output and
     warnings are swallowed so that a tool that scores stderr (nbgrader) is not misled.
     """
-    key = (exercise_id, hashlib.sha256((source or "\0missing").encode()).hexdigest())
+    key = _run_key(exercise_id, source)
     if key in _RUNS:
         return _RUNS[key]
+    from autograder.budget import Budgets
     from autograder.plugin import GradingPlugin
-    from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig
+    from autograder.sandbox import SandboxConfig
 
     ex = contract.BY_ID[exercise_id]
     found = intake.Found(ex, source=source, origin=origin or ex.filename)
@@ -138,11 +154,9 @@ def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict
     else:
         found.banned = intake.find_banned(source, ex)
     submission = intake.Submission({ex.id: found})
-    sandbox = Sandbox([ModuleSource(ex.module, ex.filename, source)] if source is not None else [],
-                      SandboxConfig(), None, in_process=True)
-    if source is None:
-        sandbox.load_errors[ex.module] = {"kind": "missing", "message": found.problem}
-    plugin = GradingPlugin(sandbox, submission)
+    sandbox = open_sandbox(submission, SandboxConfig(), None, in_process=True)
+    budgets = Budgets(default=float("inf"))      # no budgets in a notebook kernel (as before)
+    plugin = GradingPlugin(sandbox, submission, budgets)
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -158,6 +172,7 @@ def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict
     outcomes = {nodeid: Outcome(nodeid, r.name, r.passed, r.score, r.max_score, r.output,
                                 r.visibility == "visible")
                 for nodeid, r in zip(plugin.order, results)}
+    _FATES[key] = exercise_outcomes(submission, sandbox, results, plugin, budgets)[0]
     _RUNS[key] = outcomes
     return outcomes
 
