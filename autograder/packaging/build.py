@@ -2,6 +2,12 @@
 
     python -m autograder build [--exercises ex1,ex3] [--points ex1=30,ex3=20] [--out dist]
                                [--only gradescope,release] [--self-grade]
+                               [--torch-index URL | --torch-find-links DIR]
+                               [--verify docker [--base-image IMAGE] [--rebuild-image]]
+
+``--verify docker`` then proves ``dist/autograder.zip`` in a Gradescope replica (Docker image
+built by its ``setup.sh``, fresh containers at ½ CPU / 768 MB; see
+:mod:`autograder.packaging.replica` and :mod:`autograder.packaging.replica_runs`).
 
 The exports are the list :data:`EXPORTS` of :class:`ExportStep` (name, ``"module:function"``,
 what it writes). A step's function takes the :class:`BuildContext` and returns the paths it
@@ -37,6 +43,8 @@ class BuildContext:
     out: Path                                    # dist/
     exercises: tuple[contract.Exercise, ...]     # the assignment's exercises
     points: dict[str, float] = field(default_factory=dict)   # --points overrides (exercise id -> total)
+    torch_index: str = ""                        # --torch-index: setup.sh's default torch index
+    torch_find_links: str = ""                   # --torch-find-links: setup.sh's default wheel folder
     artifacts: dict[str, list[Path]] = field(default_factory=dict)   # step name -> paths written
     facts: dict[str, dict] = field(default_factory=dict)             # step name -> anything to report
     say: Callable[[str], None] = print
@@ -180,6 +188,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "would (as root: private mount namespace, tmpfs /autograder) and print the scores")
     p.add_argument("--python", default=None,
                    help="interpreter for --self-grade's run_autograder (default: this one)")
+    p.add_argument("--torch-index", default=None, metavar="URL",
+                   help="setup.sh installs torch from this index instead of PyTorch's CPU index "
+                        "(AUTOGRADER_TORCH_INDEX at image build overrides it)")
+    p.add_argument("--torch-find-links", default=None, metavar="DIR",
+                   help="setup.sh installs torch from this wheel folder on the image-build machine, "
+                        "absolute or relative to /autograder/source (AUTOGRADER_TORCH_FIND_LINKS overrides it)")
+    p.add_argument("--verify", choices=["docker"], default=None,
+                   help="then build dist/autograder.zip's image in a Docker replica of Gradescope and grade "
+                        "the solutions, the stubs, a mutant and hostile submissions in fresh containers "
+                        "(default privileges and SYS_ADMIN); exit 1 on any surprise")
+    from autograder.packaging.replica_runs import add_arguments as replica_arguments
+    replica_arguments(p)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -190,14 +210,17 @@ def main(args: argparse.Namespace) -> int:
     root = repo_root()
     try:
         ctx = BuildContext(root=root, out=Path(args.out).resolve(),
-                           exercises=contract.select(args.exercises), points=parse_points(args.points))
+                           exercises=contract.select(args.exercises), points=parse_points(args.points),
+                           torch_index=args.torch_index or "", torch_find_links=args.torch_find_links or "")
         build(ctx, [s.strip() for s in args.only.split(",")] if args.only else None)
     except (BuildError, ReleaseError, ValueError) as exc:
         print(f"build failed: {exc}", file=sys.stderr)
         return 2
-    if args.self_grade:
-        if "gradescope" not in ctx.artifacts:
-            print("build: --self-grade needs the gradescope export", file=sys.stderr)
-            return 2
-        return self_grade(root, ctx.artifacts["gradescope"][0], args.python)
-    return 0
+    if (args.self_grade or args.verify) and "gradescope" not in ctx.artifacts:
+        print("build: --self-grade and --verify need the gradescope export", file=sys.stderr)
+        return 2
+    status = self_grade(root, ctx.artifacts["gradescope"][0], args.python) if args.self_grade else 0
+    if args.verify == "docker":
+        from autograder.packaging.replica_runs import verify
+        status = max(status, verify(ctx.artifacts["gradescope"][0], args))
+    return status

@@ -3,7 +3,9 @@
 Layout of the zip (Gradescope unzips it into ``/autograder/source``)::
 
     setup.sh              image set-up (Ubuntu 22.04): Python venv outside /autograder,
-                          CPU-only torch from PyTorch's CPU index, then requirements.txt
+                          CPU-only torch (PyTorch's CPU index, or the index / wheel folder
+                          named by `build --torch-index/--torch-find-links` or at image build
+                          by AUTOGRADER_TORCH_INDEX/AUTOGRADER_TORCH_FIND_LINKS), then requirements.txt
     run_autograder        per submission: `python -m autograder grade` from /autograder/source
                           (the same code path as `grade`), with a zero-score fallback
     requirements.txt      exact pins of what grading imports (templates/grading_requirements.txt) and
@@ -194,9 +196,22 @@ def totals(exercises: Iterable[contract.Exercise], points: dict[str, float] | No
     return {ex.id: float(points.get(ex.id, ex.points)) for ex in exercises}
 
 
+def _baked(option: str, value: str | None) -> str:
+    """``value`` checked for being written inside double quotes in ``setup.sh``."""
+    value = (value or "").strip()
+    if re.search(r'["$`\\\s]', value):
+        raise BuildError(f"{option}: no quotes, '$', backquotes, backslashes or spaces, please: {value!r}")
+    return value
+
+
 def plan(root: Path, exercises: tuple[contract.Exercise, ...],
-         points: dict[str, float] | None = None) -> GradescopeBuild:
-    """Everything ``autograder.zip`` will hold, in memory."""
+         points: dict[str, float] | None = None, torch_index: str | None = None,
+         torch_find_links: str | None = None) -> GradescopeBuild:
+    """Everything ``autograder.zip`` will hold, in memory.
+
+    ``torch_index`` / ``torch_find_links``: where ``setup.sh`` takes torch from by default
+    (``build --torch-index`` / ``--torch-find-links``; see the rules at the top of setup.sh).
+    """
     pins = grading_requirements()
     torch_version = _torch_version(pins)
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -223,7 +238,10 @@ def plan(root: Path, exercises: tuple[contract.Exercise, ...],
         (json.dumps(info, indent=1, sort_keys=True) + "\n").encode(), 0o644)
     entries["requirements.txt"] = (requirements_txt(pins).encode(), 0o644)
     entries["setup.sh"] = (render("setup.sh", PYTHON_VERSION=python, TORCH_VERSION=torch_version,
-                                  PIP_VERSION=_pip_version(), **values).encode(), 0o755)
+                                  PIP_VERSION=_pip_version(),
+                                  TORCH_INDEX=_baked("--torch-index", torch_index),
+                                  TORCH_FIND_LINKS=_baked("--torch-find-links", torch_find_links),
+                                  **values).encode(), 0o755)
     entries["run_autograder"] = (render("run_autograder.sh", EXERCISES=ids, TIME_LIMIT=str(TIME_LIMIT_S),
                                         **values).encode(), 0o755)
     return GradescopeBuild(entries=dict(sorted(entries.items())), info=info,
@@ -234,7 +252,8 @@ def export(ctx) -> list[Path]:
     """Build step ``gradescope`` (see :mod:`autograder.packaging.build`)."""
     from autograder.packaging.build import write_zip
 
-    build = plan(ctx.root, ctx.exercises, ctx.points)
+    build = plan(ctx.root, ctx.exercises, ctx.points, getattr(ctx, "torch_index", ""),
+                 getattr(ctx, "torch_find_links", ""))
     path = write_zip(ctx.out / "autograder.zip", build.entries)
     ctx.facts["gradescope"] = build.info
     total = sum(build.info["points"].values())

@@ -4,14 +4,27 @@
 # autograder/packaging/templates/, not this copy.
 #
 # Installs only what grading needs, into a virtual environment outside /autograder
-# (the harness's own system python3 is left alone): CPU-only PyTorch from PyTorch's CPU
-# wheel index, then the pinned rest from requirements.txt. No conda, no browser, no LaTeX.
+# (the harness's own system python3 is left alone): CPU-only PyTorch, then the pinned rest
+# from requirements.txt. No conda, no browser, no LaTeX. Works on Ubuntu 22.04 (python3.11
+# from 'universe', else the deadsnakes PPA) and on Debian 12 (python3.11 is its default).
+#
+# Where torch comes from, first match wins:
+#   1. a wheel folder: AUTOGRADER_TORCH_FIND_LINKS (environment at image build) or
+#      `build --torch-find-links DIR` (baked in below); pip --no-index --find-links DIR, so the
+#      folder must hold the CPU wheel (a path relative to this folder is allowed);
+#   2. an index: AUTOGRADER_TORCH_INDEX or `build --torch-index URL`; pip --index-url URL;
+#   3. pip's own settings: when PIP_INDEX_URL or PIP_FIND_LINKS is set, or a pip config file
+#      names an index-url or find-links, pip alone decides (no --index-url, which would
+#      override them); the smoke test refuses a CUDA build, e.g. from a plain PyPI mirror;
+#   4. otherwise PyTorch's CPU index (TORCH_INDEX below).
 set -euo pipefail
 
 PYTHON_VERSION="@@PYTHON_VERSION@@"     # the interpreter the pins were tested with
 TORCH_VERSION="@@TORCH_VERSION@@"
 PIP_VERSION="@@PIP_VERSION@@"
 TORCH_INDEX="https://download.pytorch.org/whl/cpu"
+BUILD_TORCH_INDEX="@@TORCH_INDEX@@"              # `build --torch-index` ("" = not given)
+BUILD_TORCH_FIND_LINKS="@@TORCH_FIND_LINKS@@"    # `build --torch-find-links` ("" = not given)
 VENV="@@VENV@@"
 SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"   # /autograder/source on Gradescope
 PY="python${PYTHON_VERSION}"
@@ -32,8 +45,25 @@ mkdir -p "$(dirname "${VENV}")"
 "${PY}" -m venv "${VENV}"
 "${VENV}/bin/python" -m pip install -q --no-cache-dir "pip==${PIP_VERSION}"
 
-echo "== CPU-only PyTorch ${TORCH_VERSION} from ${TORCH_INDEX}"
-"${VENV}/bin/python" -m pip install -q --no-cache-dir --no-deps --index-url "${TORCH_INDEX}" \
+# The pip arguments that say where torch comes from (see the rules at the top); sets TORCH_FROM.
+torch_source() {
+    local links="${AUTOGRADER_TORCH_FIND_LINKS:-${BUILD_TORCH_FIND_LINKS}}"
+    local index="${AUTOGRADER_TORCH_INDEX:-${BUILD_TORCH_INDEX}}"
+    if [ -n "${links}" ]; then
+        case "${links}" in /*|*://*) ;; *) links="${SOURCE}/${links}" ;; esac
+        TORCH_FROM=(--no-index --find-links "${links}"); TORCH_WHERE="the wheel folder ${links}"
+    elif [ -n "${index}" ]; then
+        TORCH_FROM=(--index-url "${index}"); TORCH_WHERE="the index ${index}"
+    elif [ -n "${PIP_INDEX_URL:-}" ] || [ -n "${PIP_FIND_LINKS:-}" ] \
+            || "${VENV}/bin/python" -m pip config list 2>/dev/null | grep -qE '\.(index-url|find-links)='; then
+        TORCH_FROM=(); TORCH_WHERE="pip's own settings (PIP_INDEX_URL/PIP_FIND_LINKS or pip.conf)"
+    else
+        TORCH_FROM=(--index-url "${TORCH_INDEX}"); TORCH_WHERE="PyTorch's CPU index ${TORCH_INDEX}"
+    fi
+}
+torch_source
+echo "== CPU-only PyTorch ${TORCH_VERSION} from ${TORCH_WHERE}"
+"${VENV}/bin/python" -m pip install -q --no-cache-dir --no-deps ${TORCH_FROM[@]+"${TORCH_FROM[@]}"} \
     "torch==${TORCH_VERSION}"
 
 echo "== pinned grading dependencies (requirements.txt)"
@@ -51,4 +81,7 @@ from autograder.sandbox.limits import ensure_user
 ensure_user()                          # the unprivileged worker user, created once at build time
 print("kit", autograder.__file__, "| torch", torch.__version__, "| numpy", numpy.__version__)
 PY
+
+# ---- lock-down of the kit's files (isolation level `user`) goes here, once
+# ---- autograder/sandbox/harden.py exists: "$VENV/bin/python" -m autograder.sandbox.harden "$SOURCE"
 echo "== set-up done"

@@ -1,0 +1,327 @@
+"""A Gradescope replica in Docker: build ``autograder.zip``'s image as Gradescope does.
+
+    python -m autograder build --verify docker [--base-image ubuntu:22.04] [--rebuild-image]
+    python -m autograder.packaging.replica dist/autograder.zip [same options]   # an existing zip
+
+Gradescope unzips ``autograder.zip`` into ``/autograder/source`` of a base image (Ubuntu 22.04),
+runs ``setup.sh`` there once as root, and saves the image; each submission is then graded in
+a fresh container of it (:mod:`autograder.packaging.replica_runs`). This module builds that
+image:
+
+* the base: the image named by ``--base-image`` (pulled when missing), else
+  :data:`DEFAULT_BASE`, made once with ``debootstrap --variant=minbase bookworm`` and
+  ``docker import`` (Debian 12: the closest base that can be built without a registry);
+* ``setup.sh`` runs in a container of the base with the host's network and, when the build
+  machine has them, its pip settings (``PIP_*`` variables, pip config files, the local folders
+  they name, bound read-only), its extra CA certificates and a local torch wheel folder: the
+  replica cannot show the downloads Gradescope makes from Ubuntu's archive and PyTorch's index;
+* ``docker commit`` saves it as ``attention-autograder-replica:<zip sha256[:16]>``, labelled
+  with the zip's full sha256, and is reused while the zip does not change.
+
+The ``==`` lines of ``setup.sh`` are shown as they come, with the time since the start.
+"""
+from __future__ import annotations
+
+import configparser
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+DEFAULT_BASE = "attention-autograder-base:bookworm"
+IMAGE_REPO = "attention-autograder-replica"
+ZIP_LABEL = "attention-autograder.zip-sha256"
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+PIP_CONFIG_FILES = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf")
+PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
+EXTRA_CERTS = Path("/usr/local/share/ca-certificates")
+# Never bound into the build container: the container's own CA store is rebuilt there.
+NO_BIND_UNDER = ("/etc/ssl", "/etc/ca-certificates", "/usr", "/proc", "/sys", "/dev")
+
+
+class ReplicaError(RuntimeError):
+    """The replica cannot be built or run here; the message says why."""
+
+
+# --------------------------------------------------------------------------- docker
+
+
+def docker(*args: str, timeout: float | None = 600, check: bool = True,
+           **kwargs) -> subprocess.CompletedProcess:
+    """``docker ARGS`` with captured text output; raises :class:`ReplicaError` on failure."""
+    try:
+        proc = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+    except FileNotFoundError:
+        raise ReplicaError("the `docker` command is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise ReplicaError(f"`docker {' '.join(args[:2])}` took longer than {timeout} s") from None
+    if check and proc.returncode != 0:
+        raise ReplicaError(f"`docker {' '.join(args[:3])}` failed: {proc.stderr.strip()[-1500:]}")
+    return proc
+
+
+def docker_available() -> tuple[bool, str]:
+    """Whether a Docker daemon answers here, and if not, why."""
+    if shutil.which("docker") is None:
+        return False, "the `docker` command is not installed"
+    try:
+        proc = docker("info", "--format", "{{.ServerVersion}}", timeout=30, check=False)
+    except ReplicaError as exc:
+        return False, str(exc)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return False, "no Docker daemon answers: " + proc.stderr.strip()[-300:]
+    return True, ""
+
+
+def image_exists(name: str) -> bool:
+    return docker("image", "inspect", name, check=False, timeout=60).returncode == 0
+
+
+# --------------------------------------------------------------------------- the base image
+
+
+def debian_mirror() -> str:
+    """The Debian archive this machine's apt uses (``URIs:`` of a deb822 source, or sources.list)."""
+    sources = sorted(Path("/etc/apt/sources.list.d").glob("*.sources"))
+    for path in sources:
+        for stanza in path.read_text(errors="replace").split("\n\n"):
+            uris = re.search(r"^URIs:\s*(\S+)", stanza, re.M)
+            suites = re.search(r"^Suites:\s*(.+)$", stanza, re.M)
+            if uris and suites and "bookworm" in suites[1].split() and "security" not in uris[1]:
+                return uris[1]
+    for path in [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*.list"))]:
+        if path.is_file():
+            match = re.search(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)\s+bookworm\s", path.read_text(errors="replace"), re.M)
+            if match:
+                return match[1]
+    return DEBIAN_MIRROR
+
+
+def make_debian_base(name: str = DEFAULT_BASE, say: Callable[[str], None] = print) -> str:
+    """``name``: a minimal Debian 12 root from debootstrap, imported into Docker (once)."""
+    if image_exists(name):
+        return name
+    if shutil.which("debootstrap") is None:
+        raise ReplicaError("no base image: install debootstrap (apt-get install -y debootstrap) "
+                           "or name a base image with --base-image")
+    mirror = debian_mirror()
+    say(f"replica: base image {name}: debootstrap --variant=minbase bookworm from {mirror} (~1 min)")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="replica-rootfs-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        proc = subprocess.run(["debootstrap", "--variant=minbase", "bookworm", str(rootfs), mirror],
+                              capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            raise ReplicaError("debootstrap failed: " + (proc.stdout + proc.stderr).strip()[-1500:])
+        tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
+        imported = subprocess.run(["docker", "import", "--change", 'CMD ["bash"]', "-", name],
+                                  stdin=tar.stdout, capture_output=True, text=True, timeout=1800)
+        tar.stdout.close()
+        tar.wait()
+        if imported.returncode != 0 or tar.returncode != 0:
+            raise ReplicaError("docker import failed: " + imported.stderr.strip()[-1500:])
+    say(f"replica: base image {name} ready ({time.monotonic() - start:.0f} s)")
+    return name
+
+
+def base_image(name: str | None, say: Callable[[str], None] = print) -> str:
+    """The instructor's base image (pulled when missing), else :data:`DEFAULT_BASE`."""
+    if not name or name == DEFAULT_BASE:
+        return make_debian_base(DEFAULT_BASE, say)
+    if not image_exists(name):
+        say(f"replica: docker pull {name}")
+        docker("pull", name, timeout=1800)
+    return name
+
+
+# --------------------------------------------------------------------------- the build machine's pip
+
+
+@dataclass
+class HostPip:
+    """What ``setup.sh`` gets from the build machine so that pip can work here."""
+    env: dict[str, str] = field(default_factory=dict)      # PIP_*, proxies, AUTOGRADER_TORCH_*
+    binds: list[str] = field(default_factory=list)         # existing paths, bound read-only
+    certs: list[Path] = field(default_factory=list)        # extra CA certificates to install
+
+    def docker_args(self) -> list[str]:
+        args: list[str] = []
+        for path in self.binds:
+            args += ["-v", f"{path}:{path}:ro"]
+        for key, value in sorted(self.env.items()):
+            args += ["-e", f"{key}={value}"]
+        return args
+
+
+def _local_paths(value: str) -> list[str]:
+    """Absolute local paths named in a pip setting (``/dir``, ``file:///dir``; space separated)."""
+    found = []
+    for token in value.split():
+        path = token.removeprefix("file://")
+        if path.startswith("/") and os.path.exists(path):
+            found.append(os.path.realpath(path) if os.path.islink(path) else path)
+    return found
+
+
+def _bindable(path: str) -> bool:
+    return not any(path == p or path.startswith(p + "/") for p in NO_BIND_UNDER)
+
+
+def torch_wheel_folder(folders: list[str], version: str | None) -> str | None:
+    """The first of ``folders`` holding a CPU torch wheel (of ``version`` when given)."""
+    for folder in folders:
+        if os.path.isdir(folder):
+            for wheel in sorted(Path(folder).glob("torch-*.whl")):
+                public = (version or "").split("+")[0]
+                if "+cpu" in wheel.name and (not public or wheel.name.startswith(f"torch-{public}+")):
+                    return folder
+    return None
+
+
+def host_pip(torch_version: str | None, torch_find_links: str | None = None,
+             torch_index: str | None = None) -> HostPip:
+    """The build machine's pip settings, detected (nothing here is specific to one machine)."""
+    host = HostPip()
+    for key, value in os.environ.items():
+        if key.startswith("PIP_") or key in PROXY_VARS:
+            host.env[key] = value
+    configs = [p for p in (*PIP_CONFIG_FILES, os.environ.get("PIP_CONFIG_FILE", "")) if p and os.path.isfile(p)]
+    named: list[str] = []
+    for key, value in host.env.items():
+        named += _local_paths(value)
+    for config in configs:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(config)
+        except configparser.Error:
+            continue
+        for section in parser.sections():
+            for value in parser[section].values():
+                named += _local_paths(value)
+    host.binds = sorted({p for p in configs + named if _bindable(p)})
+    if torch_index:
+        host.env["AUTOGRADER_TORCH_INDEX"] = torch_index
+    folder = torch_find_links or os.environ.get("AUTOGRADER_TORCH_FIND_LINKS") or \
+        torch_wheel_folder([p for p in host.binds if os.path.isdir(p)], torch_version)
+    if folder:
+        folder = os.path.abspath(folder)
+        host.env["AUTOGRADER_TORCH_FIND_LINKS"] = folder
+        if folder not in host.binds:
+            host.binds.append(folder)
+    if EXTRA_CERTS.is_dir():
+        host.certs = sorted(p for p in EXTRA_CERTS.rglob("*.crt") if p.is_file())
+    return host
+
+
+# --------------------------------------------------------------------------- the image
+
+
+_BUILD_SCRIPT = r"""
+set -euo pipefail
+if [ -d /tmp/replica-certs ]; then
+    echo "== replica: the build machine's CA certificates (pip needs them here; Gradescope does not)"
+    apt-get update -q && apt-get install -y -q --no-install-recommends ca-certificates
+    cp /tmp/replica-certs/*.crt /usr/local/share/ca-certificates/ && update-ca-certificates
+    rm -rf /tmp/replica-certs
+fi
+mkdir -p /autograder/submission /autograder/results
+cd /autograder/source
+./setup.sh
+"""
+
+
+def zip_sha256(zip_path: Path) -> str:
+    return hashlib.sha256(Path(zip_path).read_bytes()).hexdigest()
+
+
+def image_name(sha: str) -> str:
+    return f"{IMAGE_REPO}:{sha[:16]}"
+
+
+def _stream(proc: subprocess.Popen, log: Path, say: Callable[[str], None], start: float) -> None:
+    """Copy ``proc``'s output to ``log``; show ``==`` lines (setup.sh's steps) as they come."""
+    with open(log, "w", encoding="utf-8", errors="replace") as out:
+        for line in proc.stdout:
+            out.write(line)
+            if line.startswith("=="):
+                say(f"  [{time.monotonic() - start:5.0f} s] {line.rstrip()}")
+
+
+def build_image(zip_path: Path, base: str | None = None, rebuild: bool = False,
+                torch_find_links: str | None = None, torch_index: str | None = None,
+                log_dir: Path | None = None, say: Callable[[str], None] = print) -> tuple[str, float | None]:
+    """The replica's image for ``zip_path`` and the seconds its build took (None: reused)."""
+    from autograder.packaging.simulate import unpack
+
+    sha = zip_sha256(zip_path)
+    name = image_name(sha) + ("" if not base else "-" + re.sub(r"[^a-z0-9_.-]+", "-", base.lower())[:40])
+    if not rebuild and image_exists(name):
+        say(f"replica: reusing image {name} (built from this zip, sha256 {sha[:16]})")
+        return name, None
+    base_name = base_image(base, say)
+    with tempfile.TemporaryDirectory(prefix="replica-build-") as tmp:
+        stage = Path(tmp)
+        unpack(zip_path, stage / "autograder" / "source")
+        version = _zip_torch_version(stage / "autograder" / "source" / "setup.sh")
+        host = host_pip(version, torch_find_links, torch_index)
+        if host.certs:
+            (stage / "certs").mkdir()
+            for cert in host.certs:
+                shutil.copy(cert, stage / "certs" / cert.name)
+        cid = docker("create", "--network", "host", *host.docker_args(), base_name,
+                     "bash", "-c", _BUILD_SCRIPT).stdout.strip()
+        try:
+            docker("cp", str(stage / "autograder"), f"{cid}:/")
+            if host.certs:
+                docker("cp", str(stage / "certs"), f"{cid}:/tmp/replica-certs")
+            say(f"replica: building {name} from {zip_path} on {base_name} (setup.sh as root; "
+                f"binds: {', '.join(host.binds) or 'none'}; torch from "
+                f"{host.env.get('AUTOGRADER_TORCH_FIND_LINKS') or host.env.get('AUTOGRADER_TORCH_INDEX') or 'setup.sh default'})")
+            log = (log_dir or stage) / "replica-build.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            start = time.monotonic()
+            proc = subprocess.Popen(["docker", "start", "-a", cid], stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, errors="replace")
+            _stream(proc, log, say, start)
+            proc.wait()
+            seconds = time.monotonic() - start
+            status = docker("inspect", "-f", "{{.State.ExitCode}}", cid).stdout.strip()
+            if status != "0":
+                tail = log.read_text(errors="replace")[-3000:]
+                raise ReplicaError(f"setup.sh failed in the replica (exit {status}); log {log}:\n{tail}")
+            docker("commit", "--change", f"LABEL {ZIP_LABEL}={sha}", "--change", "WORKDIR /autograder",
+                   "--change", 'CMD ["bash"]', cid, name, timeout=1800)
+        finally:
+            docker("rm", "-f", cid, check=False)
+    say(f"replica: image {name} built in {seconds:.0f} s")
+    return name, seconds
+
+
+def _zip_torch_version(setup: Path) -> str | None:
+    match = re.search(r'^TORCH_VERSION="([^"]+)"', setup.read_text(), re.M)
+    return match[1] if match else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m autograder.packaging.replica ZIP``: verify an existing zip in the replica."""
+    import argparse
+
+    from autograder.packaging.replica_runs import add_arguments, verify
+
+    parser = argparse.ArgumentParser(prog="python -m autograder.packaging.replica", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("zip", nargs="?", default="dist/autograder.zip", help="default: dist/autograder.zip")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return verify(Path(args.zip), args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

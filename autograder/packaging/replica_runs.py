@@ -1,0 +1,331 @@
+"""Grade submissions in the Gradescope replica, each in a fresh container, and judge the scores.
+
+Every run mirrors Gradescope: a fresh container of the replica's image (see
+:mod:`autograder.packaging.replica`) with ``--network none --cpus 0.5 --memory 768m
+--memory-swap 768m``; the submission copied into ``/autograder/submission``, a
+``/autograder/submission_metadata.json``, ``run_autograder`` copied to ``/autograder/`` and
+run from there as root; ``/autograder/results/results.json`` read back. Each submission runs
+with Docker's **default** privileges (what Gradescope is assumed to give) and again with
+``SYS_ADMIN`` and no seccomp/AppArmor profile (a platform that allows namespaces).
+
+The submissions (:func:`cases`), and what each must score:
+
+* ``solutions`` (``solutions/``): full marks;
+* ``stubs`` (``assignments/``): zero;
+* ``mutant``: the solutions with one bug (a patch from ``tests/submissions/<ex>/mutants/``,
+  or without that corpus the first exercise's stub): more than zero, less than full marks;
+* ``symlinks``: every file a symlink to the kit's own ``/autograder/source/reference/``: zero;
+* ``reader``: stubs, but the first file executes the kit's reference copy read from
+  ``/autograder/source`` at import: zero.
+
+Peak memory is the container's cgroup high-water mark (``memory.max_usage_in_bytes`` on
+cgroup v1, ``memory.peak`` on v2), read inside the container after ``run_autograder``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from autograder import contract
+from autograder.packaging.gradescope import BUILD_INFO
+from autograder.packaging.replica import ReplicaError, build_image, docker, docker_available
+
+LIMITS = ("--network", "none", "--cpus", "0.5", "--memory", "768m", "--memory-swap", "768m")
+PRIVILEGES = {
+    "default": (),
+    "sys_admin": ("--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined",
+                  "--security-opt", "apparmor=unconfined"),
+}
+EXPECTED_LEVEL = {"default": "user", "sys_admin": "namespaces"}   # the strongest each allows
+CASES = ("solutions", "stubs", "mutant", "symlinks", "reader")
+PREFERRED_MUTANT = "np_no_sqrt_scaling"
+RUN_TIMEOUT_S = 900
+MARK = "replica-measure:"
+
+_RUN_SCRIPT = r"""
+cp /autograder/source/run_autograder /autograder/run_autograder && chmod 0755 /autograder/run_autograder
+cd /autograder
+start=$(date +%s.%N)
+./run_autograder
+end=$(date +%s.%N)
+peak=$(cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.peak 2>/dev/null || echo -1)
+echo "replica-measure: $start $end $peak"
+"""
+
+_READER = '''"""A hostile stub: runs the grader's own reference, read from the kit's files."""
+from pathlib import Path
+
+_kit = Path("/autograder/source/reference/{filename}")
+exec(compile(_kit.read_text(), "reference", "exec"))   # the grade must not come from here
+'''
+
+
+@dataclass
+class Case:
+    name: str
+    folder: Path
+    expect: str               # "full", "zero" or "partial"
+    what: str
+
+
+@dataclass
+class Run:
+    case: Case
+    privileges: str
+    score: float | None = None
+    max_score: float | None = None
+    level: str = "?"
+    wall_s: float | None = None
+    peak_bytes: int | None = None
+    problems: list[str] | None = None
+    log: str = ""
+
+
+# --------------------------------------------------------------------------- submissions
+
+
+def _load_mutants(root: Path):
+    path = root / "tests" / "mutants.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("_replica_mutants", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _mutant(root: Path, exercises: tuple[contract.Exercise, ...], target: Path) -> str:
+    """Write the solutions with one bug into ``target``; returns what the bug is."""
+    _copy_files(root / "solutions", exercises, target)
+    mutants = _load_mutants(root)
+    for ex in exercises:
+        folder = root / "tests" / "submissions" / ex.id / "mutants"
+        patches = sorted(folder.glob("*.diff")) if mutants and folder.is_dir() else []
+        patches.sort(key=lambda p: p.stem != PREFERRED_MUTANT)
+        if patches:
+            base = mutants.as_submitted((root / "solutions" / ex.folder / ex.filename).read_text())
+            (target / ex.filename).write_text(mutants.apply_patch(base, patches[0].read_text()))
+            return f"solutions with {ex.id} mutant {patches[0].stem}"
+    first = exercises[0]
+    shutil.copy(root / "assignments" / first.folder / first.filename, target / first.filename)
+    return f"solutions with {first.id} left as the stub"
+
+
+def _copy_files(source: Path, exercises: tuple[contract.Exercise, ...], target: Path) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    for ex in exercises:
+        path = source / ex.folder / ex.filename
+        if not path.is_file():
+            raise ReplicaError(f"{path} not found (needed for the replica's submissions)")
+        shutil.copy(path, target / ex.filename)
+
+
+def cases(root: Path, exercises: tuple[contract.Exercise, ...], work: Path,
+          names: tuple[str, ...] = CASES) -> list[Case]:
+    """The replica's submissions, written under ``work`` (see the module doc)."""
+    out: list[Case] = []
+    for name in names:
+        folder = work / name
+        if name == "solutions":
+            _copy_files(root / "solutions", exercises, folder)
+            out.append(Case(name, folder, "full", "the model answers"))
+        elif name == "stubs":
+            _copy_files(root / "assignments", exercises, folder)
+            out.append(Case(name, folder, "zero", "the released stubs"))
+        elif name == "mutant":
+            out.append(Case(name, folder, "partial", _mutant(root, exercises, folder)))
+        elif name == "symlinks":
+            folder.mkdir(parents=True)
+            for ex in exercises:
+                (folder / ex.filename).symlink_to(f"/autograder/source/reference/{ex.filename}")
+            out.append(Case(name, folder, "zero", "symlinks to /autograder/source/reference/*.py"))
+        elif name == "reader":
+            _copy_files(root / "assignments", exercises, folder)
+            first = exercises[0]
+            (folder / first.filename).write_text(_READER.format(filename=first.filename))
+            out.append(Case(name, folder, "zero", f"stubs; {first.filename} execs the kit's reference"))
+        else:
+            raise ReplicaError(f"unknown replica submission {name!r}; known: {', '.join(CASES)}")
+    return out
+
+
+def metadata(total: float) -> dict:
+    """A ``submission_metadata.json`` shaped like Gradescope's (fictitious student)."""
+    return {"id": 1, "created_at": "2026-01-01T00:00:00.000000-00:00", "submission_method": "upload",
+            "assignment": {"id": 1, "title": "attention autograder replica", "total_points": total,
+                           "due_date": None, "group_submission": False},
+            "users": [{"email": "replica@example.invalid", "id": 1, "name": "Replica Student", "sid": "0"}],
+            "previous_submissions": []}
+
+
+# --------------------------------------------------------------------------- one run
+
+
+def isolation_level(results: dict | None, log: str) -> str:
+    """``extra_data.isolation`` of results.json, else the log's ``isolation:`` line, else ``?``."""
+    level = ((results or {}).get("extra_data") or {}).get("isolation")
+    if isinstance(level, str) and level:
+        return level
+    match = re.search(r"isolation(?: level)?:\s*\*{0,2}(namespaces|user|process)\b", log, re.I)
+    return match[1].lower() if match else "?"
+
+
+def _score(results: dict) -> tuple[float, float]:
+    tests = results.get("tests") or []
+    score = results.get("score")
+    if not isinstance(score, (int, float)):
+        score = sum(t.get("score", 0) for t in tests)
+    return float(score), float(sum(t.get("max_score", 0) for t in tests))
+
+
+def grade_in_container(image: str, case: Case, privileges: str, total: float) -> Run:
+    """Grade ``case`` in a fresh container of ``image``; fills everything but ``problems``."""
+    run = Run(case=case, privileges=privileges)
+    cid = docker("create", *LIMITS, *PRIVILEGES[privileges], image, "bash", "-c", _RUN_SCRIPT).stdout.strip()
+    try:
+        with tempfile.TemporaryDirectory(prefix="replica-run-") as tmp:
+            meta = Path(tmp) / "submission_metadata.json"
+            meta.write_text(json.dumps(metadata(total), indent=1))
+            docker("cp", f"{case.folder}/.", f"{cid}:/autograder/submission")
+            docker("cp", str(meta), f"{cid}:/autograder/submission_metadata.json")
+            proc = docker("start", "-a", cid, timeout=RUN_TIMEOUT_S, check=False)
+            run.log = proc.stdout + proc.stderr
+            out = Path(tmp) / "results"
+            got = docker("cp", f"{cid}:/autograder/results/.", str(out), check=False)
+            try:
+                results = json.loads((out / "results.json").read_text()) if got.returncode == 0 else None
+            except (OSError, ValueError):
+                results = None
+    finally:
+        docker("rm", "-f", cid, check=False)
+    measured = re.findall(rf"^{MARK} (\S+) (\S+) (-?\d+)\s*$", run.log, re.M)
+    if measured:
+        start, end, peak = measured[-1]
+        run.wall_s, run.peak_bytes = float(end) - float(start), (int(peak) if int(peak) >= 0 else None)
+    run.level = isolation_level(results, run.log)
+    if results is not None:
+        run.score, run.max_score = _score(results)
+    run.problems = judge(run, results, total)
+    return run
+
+
+def judge(run: Run, results: dict | None, total: float) -> list[str]:
+    """What is wrong with ``run`` (empty: as expected)."""
+    if results is None:
+        return ["no readable /autograder/results/results.json"]
+    problems = []
+    score, max_score = run.score, run.max_score
+    if abs(max_score - total) > 1e-6:
+        problems.append(f"max score {max_score:g}, the build's total is {total:g}")
+    expect = run.case.expect
+    if expect == "full" and score < total - 1e-6:
+        problems.append(f"{score:g}/{total:g}, must be full marks")
+    elif expect == "zero" and score > 1e-6:
+        problems.append(f"{score:g}/{total:g}, must be zero")
+    elif expect == "partial" and not (1e-6 < score < total - 1e-6):
+        problems.append(f"{score:g}/{total:g}, must be more than zero and less than full marks")
+    wanted = EXPECTED_LEVEL[run.privileges]
+    if run.level != wanted:
+        problems.append(f"isolation level {run.level}, expected {wanted} with these privileges")
+    return problems
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _fmt_run(run: Run) -> str:
+    score = "-" if run.score is None else f"{run.score:g}/{run.max_score:g}"
+    wall = "-" if run.wall_s is None else f"{run.wall_s:.1f} s"
+    peak = "-" if run.peak_bytes is None else f"{run.peak_bytes / 2**20:.0f} MB"
+    verdict = "ok" if not run.problems else "SURPRISE"
+    return f"  {run.case.name:<10} {run.privileges:<10} {score:>10} {run.level:>11} {wall:>9} {peak:>9}  {verdict}"
+
+
+def table(runs: list[Run]) -> list[str]:
+    lines = [f"  {'run':<10} {'privileges':<10} {'score/max':>10} {'isolation':>11} {'wall':>9} {'peak mem':>9}  verdict"]
+    lines += [_fmt_run(run) for run in runs]
+    for run in runs:
+        for problem in run.problems or []:
+            lines.append(f"  SURPRISE {run.case.name} ({run.privileges}): {problem}")
+            tail = [ln for ln in run.log.splitlines() if ln.strip() and not ln.startswith(MARK)][-8:]
+            lines += ["      | " + ln[:200] for ln in tail] if problem.startswith(("no readable", "0/")) else []
+    return lines
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The replica's options (shared by ``build --verify docker`` and the module's own command)."""
+    p.add_argument("--base-image", default=None,
+                   help="base image for the replica (e.g. ubuntu:22.04 where a registry is reachable; "
+                        "default: Debian 12 made with debootstrap, cached as attention-autograder-base:bookworm)")
+    p.add_argument("--rebuild-image", action="store_true",
+                   help="build the replica's image even if one exists for this zip")
+    p.add_argument("--replica-runs", default=",".join(CASES),
+                   help=f"comma list of submissions to grade in the replica (default: {','.join(CASES)})")
+    p.add_argument("--replica-privileges", default="default,sys_admin",
+                   help="comma list: default (Docker's default privileges), sys_admin (namespaces allowed)")
+    p.add_argument("--replica-jobs", type=int, default=1,
+                   help="containers graded at the same time (each has its own ½ CPU; default 1)")
+    p.add_argument("--replica-log-dir", default=None,
+                   help="keep the image build log and every run's log here")
+
+
+def verify(zip_path: Path, args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
+    """Build the replica for ``zip_path``, grade the submissions, print the table; 0 iff no surprise."""
+    from autograder.packaging.release import repo_root
+
+    ok, why = docker_available()
+    if not ok:
+        say(f"replica: cannot run: {why}")
+        return 2
+    zip_path = Path(zip_path).resolve()
+    with zipfile.ZipFile(zip_path) as archive:
+        info = json.loads(archive.read(f"autograder/{BUILD_INFO}"))
+    exercises = contract.select(info["exercises"])
+    total = float(sum(info["points"].values()))
+    privileges = [p.strip() for p in args.replica_privileges.split(",") if p.strip()]
+    unknown = [p for p in privileges if p not in PRIVILEGES]
+    if unknown:
+        say(f"replica: unknown privileges {', '.join(unknown)}; known: {', '.join(PRIVILEGES)}")
+        return 2
+    log_dir = Path(args.replica_log_dir).resolve() if args.replica_log_dir else None
+    try:
+        image, seconds = build_image(zip_path, args.base_image, args.rebuild_image,
+                                     getattr(args, "torch_find_links", None), getattr(args, "torch_index", None),
+                                     log_dir, say)
+        with tempfile.TemporaryDirectory(prefix="replica-subs-") as tmp:
+            subs = cases(repo_root(), exercises, Path(tmp),
+                         tuple(c.strip() for c in args.replica_runs.split(",") if c.strip()))
+            jobs = [(case, priv) for case in subs for priv in privileges]
+            say(f"replica: grading {len(jobs)} runs in fresh containers (½ CPU, 768 MB, no network), "
+                f"{max(1, args.replica_jobs)} at a time")
+            start = time.monotonic()
+            with ThreadPoolExecutor(max_workers=max(1, args.replica_jobs)) as pool:
+                runs = list(pool.map(lambda job: grade_in_container(image, job[0], job[1], total), jobs))
+            elapsed = time.monotonic() - start
+    except (ReplicaError, subprocess.SubprocessError, OSError) as exc:
+        say(f"replica: failed: {exc}")
+        return 1
+    if log_dir:
+        for run in runs:
+            (log_dir / f"{run.case.name}-{run.privileges}.log").write_text(run.log)
+    build_note = "reused" if seconds is None else f"built in {seconds:.0f} s"
+    say(f"replica: {zip_path.name} (build {info['build_id']}) in image {image} ({build_note}); "
+        f"grading took {elapsed:.0f} s")
+    for case in subs:
+        say(f"  {case.name:<10} {case.what}")
+    for line in table(runs):
+        say(line)
+    surprises = sum(bool(run.problems) for run in runs)
+    say("replica: every run as expected" if not surprises else f"replica: {surprises} run(s) with surprises")
+    return 1 if surprises else 0
