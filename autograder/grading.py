@@ -243,10 +243,11 @@ def _status(found: intake.Found, load_error: dict | None, plugin: GradingPlugin 
 
     ex = found.exercise
     kind = _found_kind(found)
-    if kind == "refused":
-        return results.REFUSED, found.problem or f"{ex.filename} was refused"
+    if kind == "refused":       # intake's messages are one line; file names in them stay in it
+        return results.REFUSED, results.one_line(found.problem or f"{ex.filename} was refused", 2000)
     if found.source is None:
-        return results.MISSING, found.problem or f"{ex.filename} was not found in the submission"
+        return results.MISSING, results.one_line(
+            found.problem or f"{ex.filename} was not found in the submission", 2000)
     if load_error is not None:
         message = describe_load_error(ex.module, load_error)
         if load_error.get("type") in ("SyntaxError", "IndentationError", "TabError"):
@@ -311,7 +312,7 @@ def summary(outcome: results.Results, submission: intake.Submission) -> str:
         if ex_outcome.message:
             line += "\n" + results.indented(ex_outcome.message)
         for note in (found.notes if found else []):
-            line += "\n" + results.indented(f"note: {note}")
+            line += "\n    note: " + results.one_line(note, 500)
         lines.append(line)
     if outcome.isolation:
         lines += ["", f"Isolation: {outcome.isolation} — {results.one_line(outcome.isolation_description, 400)}"]

@@ -186,10 +186,12 @@ def block(text: object) -> str:
     return "\n".join(one_line(line, limit=10 ** 9) for line in lines)
 
 
-def indented(text: object, prefix: str = "    ") -> str:
-    """``block(text)`` with every line after ``prefix``: under a summary line, never a line
-    that could pass for one of the grader's own."""
-    return "\n".join(prefix + line for line in block(text).split("\n"))
+def indented(text: object, prefix: str = "    ", more: str = "    | ") -> str:
+    """``block(text)`` under a summary line: its first line after ``prefix``, every further
+    line after ``more`` (a quote bar), so that no line of it can pass for one of the grader's
+    own lines ("ALL TESTS PASSED", "ex1 …: 20 / 20")."""
+    lines = block(text).split("\n")
+    return "\n".join((prefix if i == 0 else more) + line for i, line in enumerate(lines))
 
 
 def exercise_of(test: Mapping[str, Any]) -> str:
