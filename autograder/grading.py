@@ -165,6 +165,8 @@ def run_suites(sandbox: Sandbox, submission: intake.Submission, request: GradeRe
     code = run_pytest(pytest_args(request.exercises, *only_public, suites_dir=request.suites_dir), plugin)
     if plugin.internal_errors:
         print("\n\n".join(plugin.internal_errors), file=sys.stderr)
+    if code == pytest.ExitCode.INTERRUPTED:      # pytest swallowed a SIGINT: stop here, the file
+        raise KeyboardInterrupt                  # written after the last finished exercise stays
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) or not plugin.order:
         raise RuntimeError(f"the hidden test suites could not run (pytest exit code {int(code)})")
     return scale_to_totals(plugin.ordered_results(), request.exercises), plugin
