@@ -8,16 +8,25 @@ own code path (intake -> worker process -> pytest with the grading plugin) restr
 ``@pytest.mark.public`` tests, and always isolated by process only, since a student
 checking their own files has nobody to be protected from.
 
-It prints, per exercise, the public score, every failure with its message (including the
-likely cause when the test names one), and what the hidden tests additionally cover, in
-general terms (:data:`HIDDEN_COVERAGE`), never the hidden tests themselves.
+It prints, per exercise, the public tests' verdicts and what they are worth in the real grade
+(the hidden tests decide the rest), every failure with its message (including the likely
+cause when the test names one), what the hidden tests additionally cover, in general terms
+(:data:`HIDDEN_COVERAGE`), never the hidden tests themselves, and the isolation used.
 
-In the student release this module is also the whole command line: the release's
-``autograder/cli.py`` only re-exports :func:`main`, which knows the ``check`` command alone.
+Platforms: on Linux the worker is forked from a zygote; where ``fork`` is missing (Windows)
+or unsafe after torch is loaded (macOS), and in notebooks, it is a fresh interpreter
+(:mod:`autograder.sandbox.spawn`); every call has a time limit everywhere.
+
+Entry points: ``python -m autograder check`` in the release folder; ``python check.py`` from
+any exercise folder (a launcher the release writes, it finds the release root by walking up);
+:func:`notebook_check` in each notebook's last cell; ``pytest`` (the release's
+``conftest.py`` loads :mod:`autograder.student_pytest`). In the student release this module
+is also the whole command line: ``autograder/cli.py`` only re-exports :func:`main`.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import textwrap
@@ -26,9 +35,13 @@ from typing import TextIO
 
 import autograder
 from autograder import contract
+from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT as DEFAULT_TIMEOUT
 
 RUNTIME_DIR = Path(autograder.__file__).resolve().parent
 SUITES_DIR = RUNTIME_DIR / "suites"
+# {ex id: {"public": weight, "all": weight}}: what the public tests weigh in the real grade.
+# Written by the release (the student runtime has no hidden suites to count); the kit counts.
+WORTH_FILE = SUITES_DIR / "public_worth.json"
 WIDTH = 92
 MESSAGE_LIMIT = 1500          # characters of one failure message shown
 
@@ -94,30 +107,30 @@ def select(names: list[str]) -> tuple[contract.Exercise, ...]:
 
 # --------------------------------------------------------------------------- running
 
-def worker_process_supported() -> bool:
-    """The worker is forked from a zygote over SOCK_SEQPACKET and limited via /proc: Linux only."""
-    return sys.platform.startswith("linux") and hasattr(os, "fork")
+def find_release_root(start: Path | str = ".") -> Path:
+    """The release folder at or above ``start``: the first that holds an exercise folder.
+
+    So that a student inside ``ex1_attention/`` (or its ``tests/``) checks the release they
+    are in. ``start`` itself when nothing above it looks like a release."""
+    start = Path(start).resolve()
+    folders = {ex.folder for ex in contract.EXERCISES}
+    for folder in (start, *start.parents):
+        if any((folder / name).is_dir() for name in folders):
+            return folder
+    return start
 
 
 def run_check(folder: Path | str = ".", names: list[str] | None = None, *, verbose: bool = False,
-              timeout: float = 20.0, out: TextIO | None = None, in_process: bool | None = None) -> int:
+              timeout: float = DEFAULT_TIMEOUT, out: TextIO | None = None,
+              in_process: bool | None = None, worker_start: str = "auto") -> int:
     """Grade ``folder`` with the public tests and print the report. 0 when every test passed.
 
-    ``in_process``: run the student's code in this process (no worker, no time limits); the
-    default is to do so only where the worker cannot run (macOS).
+    ``worker_start``: ``"auto"`` forks a worker on Linux and starts a fresh interpreter
+    where fork is missing or unsafe (Windows, macOS), see :mod:`autograder.sandbox.spawn`;
+    ``"spawn"``/``"fork"`` force one. ``in_process``: run the student's code in this
+    process (no worker, no time limits): tests and benchmarks only.
     """
     out = out or sys.stdout
-    try:
-        from autograder import intake
-        from autograder.grading import GradeRequest, grade
-        from autograder.sandbox import SandboxConfig
-    except ImportError as exc:                     # e.g. Windows: no `resource`, no `pwd`
-        print(f"check: this system cannot run the checker ({exc}). It needs Linux or macOS; on "
-              "Windows, use WSL (Windows Subsystem for Linux).", file=out)
-        return 2
-    if in_process is None:
-        in_process = not worker_process_supported()
-    folder = Path(folder).resolve()
     try:
         exercises = select(list(names or []))
     except ValueError as exc:
@@ -126,15 +139,38 @@ def run_check(folder: Path | str = ".", names: list[str] | None = None, *, verbo
     if not exercises:
         print("check: this copy of the kit has no public tests", file=out)
         return 2
+    outcome = run_public_tests(folder, exercises, timeout=timeout, in_process=bool(in_process),
+                               worker_start=worker_start, out=out, verbose=verbose)
+    if outcome is None:
+        return 2
+    return 0 if outcome.tests and all(t.passed for t in outcome.tests) else 1
+
+
+def run_public_tests(folder: Path | str, exercises, *, timeout: float = DEFAULT_TIMEOUT,
+                     in_process: bool = False, worker_start: str = "auto",
+                     out: TextIO | None = None, verbose: bool = False):
+    """Run ``exercises``' public tests on the files in ``folder``, print the report to ``out``
+    and return the outcome (``None`` when nothing could be checked: the reason is printed)."""
+    out = out or sys.stdout
+    from autograder import intake
+    from autograder.grading import GradeRequest, grade
+    from autograder.sandbox import SandboxConfig, spawn
+    folder = find_release_root(folder)
     submission = intake.collect(folder, exercises)
     if not any(f.origin for f in submission.found.values()):
         print(f"check: none of {', '.join(ex.filename for ex in exercises)} is in {folder}.\n"
               "Run this command in the folder you unzipped (the one that holds ex1_attention/, "
-              "ex2_visualization/, …), or pass --folder PATH.", file=out)
-        return 2
+              "ex2_visualization/, …) or in one of its exercise folders, or pass --folder PATH.",
+              file=out)
+        return None
+    # A self-check: process isolation with limits, never a second user or namespaces.
+    config = SandboxConfig(call_timeout=timeout, isolation="process", worker_start=worker_start)
+    isolation = ("your code ran inside this process (no worker process, no time limits)"
+                 if in_process else spawn.describe(spawn.chosen(config)))
     if verbose:
         print(f"kit runtime: {RUNTIME_DIR}", file=out)
         print(f"python: {sys.executable}", file=out)
+        print(f"isolation: {isolation}", file=out)
     print(f"Checking your files in {folder} with the public tests …", file=out)
     if in_process:
         import matplotlib
@@ -142,27 +178,102 @@ def run_check(folder: Path | str = ".", names: list[str] | None = None, *, verbo
         print("(your code runs inside this process here: no time limits; press Ctrl-C if it hangs)",
               file=out)
     out.flush()
-    # A self-check: process isolation with limits, never a second user or namespaces.
-    config = SandboxConfig(call_timeout=timeout, isolate=False)
     outcome = grade(GradeRequest(submission=folder, exercises=exercises, config=config,
                                  public_only=True, in_process=in_process))
-    print(render(outcome, submission, exercises, verbose=verbose, in_process=in_process), file=out)
-    return 0 if outcome.tests and all(t.passed for t in outcome.tests) else 1
+    print(render(outcome, submission, exercises, verbose=verbose, isolation=isolation,
+                 worth=public_worth(exercises)), file=out)
+    return outcome
 
 
-def render(outcome, submission, exercises, *, verbose: bool = False, in_process: bool = False) -> str:
-    """The student-facing report: per exercise, the score, failures explained, hidden coverage."""
+def notebook_check(folder: Path | str, exercise: str, *, timeout: float = DEFAULT_TIMEOUT,
+                   worker_start: str = "spawn") -> bool:
+    """The last cell of an exercise notebook: run its public tests on the saved file, print the
+    report (passed/failed per test, messages, "N of M passed"). Never raises on a failure:
+    True when every public test passed.
+
+    The worker is always a fresh interpreter here: forking a Jupyter kernel (threads, a
+    running event loop) is unsafe on every platform."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    try:
+        exercises = select([exercise])
+    except ValueError as exc:
+        print(f"check: {exc}")
+        return False
+    outcome = run_public_tests(folder, exercises, timeout=timeout, worker_start=worker_start,
+                               out=sys.stdout)
+    return bool(outcome is not None and outcome.tests and all(t.passed for t in outcome.tests))
+
+
+# --------------------------------------------------------------------------- what public tests are worth
+
+def public_worth(exercises) -> dict[str, tuple[float, float]]:
+    """``{ex id: (weight of its public tests, weight of all its tests)}``; ``{}`` if unknown.
+
+    The release ships :data:`WORTH_FILE`; in the instructor's kit the suites are counted."""
+    try:
+        if WORTH_FILE.is_file():
+            data = json.loads(WORTH_FILE.read_text(encoding="utf-8"))
+            return {k: (float(v["public"]), float(v["all"])) for k, v in data.items()}
+        return count_weights(exercises)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError):
+        return {}
+
+
+def count_weights(exercises, suites_dir: Path | None = None) -> dict[str, tuple[float, float]]:
+    """Collect (not run) every suite of ``exercises`` (in ``suites_dir``, default: this kit's)
+    and add up the ``points`` weights of the public tests and of all tests."""
+    import pytest
+
+    from autograder.grading import pytest_args, run_pytest
+    from autograder.plugin import exercise_of
+
+    class Counter:
+        def __init__(self) -> None:
+            self.weights: dict[str, list[float]] = {}
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_modifyitems(self, items) -> None:
+            for item in items:
+                marker = item.get_closest_marker("points")
+                weight = float(marker.args[0]) if marker else 1.0
+                row = self.weights.setdefault(exercise_of(item), [0.0, 0.0])
+                row[1] += weight
+                if item.get_closest_marker("public") is not None:
+                    row[0] += weight
+
+    counter = Counter()
+    extra = {"suites_dir": Path(suites_dir)} if suites_dir is not None else {}
+    code = run_pytest(pytest_args(tuple(exercises), "--collect-only", **extra), counter)
+    if code not in (0, 5):
+        raise RuntimeError(f"could not count the suites' weights (pytest exit code {code})")
+    return {ex: (w[0], w[1]) for ex, w in counter.weights.items() if w[1] > 0}
+
+
+def _worth_line(ex: contract.Exercise, passed: int, total: int, worth: dict) -> str:
+    """``public tests: 3 of 4 passed (worth 2.5 of ex1's 20 points; the hidden tests decide the other 17.5)``"""
+    line = f"  public tests: {passed} of {total} passed"
+    if ex.id not in worth:
+        return line
+    public, everything = worth[ex.id]
+    share = round(ex.points * public / everything, 2) if everything else 0.0
+    return (line + f" (worth {share:g} of {ex.id}'s {ex.points:g} points; "
+            f"the hidden tests decide the other {round(ex.points - share, 2):g})")
+
+
+def render(outcome, submission, exercises, *, verbose: bool = False, isolation: str = "",
+           worth: dict[str, tuple[float, float]] | None = None) -> str:
+    """The student-facing report: per exercise, the public tests' verdicts and what they are
+    worth in the real grade, failures explained, hidden coverage; then the totals and (when
+    given) the isolation that was used. ``worth``: see :func:`public_worth`."""
+    worth = worth or {}
     lines: list[str] = []
-    per_ex = outcome.by_exercise()
     passed_total = sum(t.passed for t in outcome.tests)
     for ex in exercises:
         tests = [t for t in outcome.tests if t.exercise == ex.id]
         found = submission.found.get(ex.id)
-        score, max_score = per_ex.get(ex.id, (0.0, 0.0))
         where = found.origin if found and found.origin else f"{ex.filename} not found"
         lines += ["", f"{ex.id} · {ex.title} — {where}",
-                  f"  public tests: {sum(t.passed for t in tests)} of {len(tests)} passed"
-                  f" · {score:g} / {max_score:g} points"]
+                  _worth_line(ex, sum(t.passed for t in tests), len(tests), worth)]
         unavailable = _load_problem(outcome, ex, found)
         if unavailable:
             lines += _indent(unavailable, "  ! ", "    ")
@@ -180,15 +291,18 @@ def render(outcome, submission, exercises, *, verbose: bool = False, in_process:
         coverage = HIDDEN_COVERAGE.get(ex.id, GENERIC_COVERAGE)
         lines += textwrap.wrap("Hidden tests also check: " + coverage, WIDTH,
                                initial_indent="  ", subsequent_indent="    ")
-    lines += ["", f"Public tests: {passed_total} of {len(outcome.tests)} passed · "
-                  f"{outcome.score:g} / {outcome.max_score:g} points.",
-              "Your grade comes from the hidden tests, which run when you submit: passing the "
+    lines += ["", f"Public tests: {passed_total} of {len(outcome.tests)} passed."]
+    known = [ex for ex in exercises if ex.id in worth]
+    if known:
+        total = sum(ex.points for ex in known)
+        share = round(sum(ex.points * worth[ex.id][0] / worth[ex.id][1]
+                          for ex in known if worth[ex.id][1]), 2)
+        lines.append(f"They are worth {share:g} of the {total:g} points of the real grade; the "
+                     f"hidden tests decide the other {round(total - share, 2):g}.")
+    lines += ["Your grade comes from the hidden tests too, which run when you submit: passing the "
               "public tests", "is necessary, not sufficient."]
-    if verbose:
-        lines.append("isolation: " + ("your code ran inside this process (no worker process on this "
-                                      "system)" if in_process else
-                                      "your code ran in a separate worker process with time and "
-                                      "memory limits (a self-check: no user or namespace isolation)"))
+    if isolation:
+        lines.append(f"Isolation: {isolation}.")
     return "\n".join(lines)
 
 
@@ -218,28 +332,33 @@ def _indent(text: str, prefix: str, rest: str | None = None) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("exercises", nargs="*", metavar="EXERCISE",
-                        help="ex1 … ex5 (default: every exercise)")
+                        help="ex1 … ex5, or all (default: every exercise)")
     parser.add_argument("--folder", default=".",
-                        help="the release folder holding ex1_attention/, … (default: here)")
-    parser.add_argument("--timeout", type=float, default=20.0,
+                        help="the release folder holding ex1_attention/, …, or any folder inside "
+                             "it (default: here)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help="seconds one call into your code may take")
     parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also show where the checking kit and Python are")
+                        help="also show where the checking kit and Python are, and the isolation")
+    parser.add_argument("--worker-start", choices=("auto", "fork", "spawn"), default="auto",
+                        help=argparse.SUPPRESS)   # auto: spawn where fork is missing/unsafe
     parser.add_argument("--in-process", action="store_true", default=None,
-                        help=argparse.SUPPRESS)   # the macOS path, on Linux (tests)
+                        help=argparse.SUPPRESS)   # no worker at all (tests, benchmarks)
 
 
 def command(args: argparse.Namespace) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
-    return run_check(args.folder, args.exercises, verbose=args.verbose, timeout=args.timeout,
-                     in_process=args.in_process)
+    names = [n for n in args.exercises if n.lower() != "all"]
+    return run_check(args.folder, names, verbose=args.verbose, timeout=args.timeout,
+                     in_process=args.in_process, worker_start=args.worker_start)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The student release's ``python -m autograder``: the ``check`` command only."""
+    """The student release's ``python -m autograder`` (and ``check.py``): ``check`` only."""
     parser = argparse.ArgumentParser(
         prog="python -m autograder",
-        description="Check your exercise files with the public tests (run it in the unzipped release folder).")
+        description="Check your exercise files with the public tests (run it anywhere in the "
+                    "unzipped release folder).")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="run the public tests on your files and explain failures")
     add_arguments(p)

@@ -25,11 +25,12 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
 
 import autograder
 from autograder.contract import Exercise, select
+from autograder.packaging import entrypoints
 from autograder.packaging.markers import (BEGIN, END, MarkerError, check_stub, find_regions,
                                           leaked_lines, strip_solutions)
 from autograder.packaging.readmes import render_checking, render_overview, render_rules
@@ -43,8 +44,11 @@ RUNTIME_DIR = "autograder/"
 IGNORED_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache"})
 # Markers that must never reach a student (nbgrader's hidden-test markers included).
 FORBIDDEN_MARKERS = (BEGIN, END, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
-NOTEBOOK_CODE_STUB = ('# YOUR CODE HERE (optional exercise)\n'
-                      'raise NotImplementedError("optional exercise: replace this line with your answer")')
+# Optional exercise cells put their answer inside a function (``def try_it(): ### BEGIN
+# SOLUTION …``): the stub returns None, and the cell then prints a reminder instead of raising,
+# so that Run All on a correct file never stops at an optional cell.
+NOTEBOOK_CODE_STUB = ('# YOUR CODE HERE (optional exercise): return your answer\n'
+                      'return None')
 
 
 class ReleaseError(RuntimeError):
@@ -262,6 +266,33 @@ class CopyPublicTests(Step):
                     job.public.add(rel)
 
 
+class AddEntryPoints(Step):
+    """Where the exercise has public tests and the release ships the check runtime:
+    ``check.py`` (a launcher that finds the runtime by walking up), the notebook's last two
+    cells (``import check; check.run()``) and a header on the copied public tests; see
+    :mod:`autograder.packaging.entrypoints`. Runs after :class:`ReleaseNotebook` and
+    :class:`CopyPublicTests`."""
+    name = "AddEntryPoints"
+
+    def __call__(self, job: ExerciseJob) -> None:
+        from autograder.packaging import student_runtime
+        ex = job.exercise
+        if not job.public or not student_runtime.available(job.root):
+            return
+        job.files["check.py"] = entrypoints.launcher(ex)
+        job.notes["check.py"] = "launcher: `python check.py` runs this exercise's public tests"
+        for rel in sorted(job.public):
+            if rel.endswith(".py") and PurePosixPath(rel).name.startswith("test_"):
+                job.files[rel] = entrypoints.public_test_header(ex) + job.files[rel]
+        name = f"{ex.folder}.ipynb"
+        if name in job.files:
+            import nbformat
+            nb = nbformat.reads(job.files[name], as_version=4)
+            markdown, code = entrypoints.notebook_check_cells(ex)
+            nb.cells += [nbformat.v4.new_markdown_cell(markdown), nbformat.v4.new_code_cell(code)]
+            job.files[name] = dump_notebook(normalise_notebook(nb))
+
+
 class VerifyNoSolutionText(Step):
     """No file of this exercise holds a marker or a line from a solution region."""
     name = "VerifyNoSolutionText"
@@ -296,16 +327,23 @@ class ShipCheckRuntime(Step):
         from autograder.packaging import student_runtime as runtime
         if not runtime.available(root):
             return {}, set()
+        exercises = [job.exercise for job in jobs]
         try:
-            files, _public = runtime.runtime_files(root, [job.exercise for job in jobs])
+            files, _public = runtime.runtime_files(root, exercises)
+            files.update(runtime.worth_file(root, exercises))
         except runtime.StudentRuntimeError as exc:
             raise ReleaseError(str(exc)) from None
+        with_tests = [job.exercise for job in jobs if job.public]
+        if with_tests:                         # entry points at the release root
+            files["check.py"] = entrypoints.launcher(None)
+            files["conftest.py"] = entrypoints.CONFTEST
+            files["pytest.ini"] = entrypoints.pytest_ini(with_tests)
         return files, set(files)
 
 
 DEFAULT_STEPS: tuple[Step, ...] = (StripSolutions(), RenderStubHeader(), VerifyStub(),
-                                   ReleaseNotebook(), CopyPublicTests(), RenderReadme(),
-                                   VerifyNoSolutionText(), ShipCheckRuntime())
+                                   ReleaseNotebook(), CopyPublicTests(), AddEntryPoints(),
+                                   RenderReadme(), VerifyNoSolutionText(), ShipCheckRuntime())
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -60,11 +60,11 @@ def describe(spawned: bool) -> str:
     """One line for ``check -v`` and reports: which isolation was used."""
     if spawned:
         extra = ("time and memory limits" if _has_rlimits() else
-                 "a time limit on every call (no memory limit on this system)")
-        return (f"each call ran in a separate Python process started without fork ({extra}; "
-                "a self-check: no user or namespace isolation)")
-    return ("your code ran in a separate worker process forked from this one, with time and "
-            "memory limits (a self-check: no user or namespace isolation)")
+                 "a time limit on every call, no memory limit on this system")
+        return (f"your code ran in a separate Python process started without fork ({extra}); "
+                "a self-check: no user or namespace isolation")
+    return ("your code ran in a separate worker process forked from this one (time and memory "
+            "limits); a self-check: no user or namespace isolation")
 
 
 def _has_rlimits() -> bool:

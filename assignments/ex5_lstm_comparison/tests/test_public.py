@@ -1,3 +1,7 @@
+# Public tests of ex5, a copy shipped with the release. Run them from anywhere in the
+# release: `python check.py` in ex5_lstm_comparison/ (or `python check.py ex5` in the release
+# folder), `pytest` in ex5_lstm_comparison/, or the last cell of ex5_lstm_comparison.ipynb. They need the
+# release's autograder/ folder (the fixtures `student` and `support` come from it).
 """ex5 public tests: shapes, invariants and hand-checkable values.
 
 The hidden tests check the same functions on other inputs and compare them with a
@@ -49,7 +53,7 @@ def test_public_path_length(student):
 def test_public_models(student):
     """public: both classifiers have the spec's parameters and return (B, num_classes) logits"""
     module = student.lstm_vs_attention
-    tokens, _ = module.make_recall_dataset(3, 5, 7, 2)
+    tokens = torch.tensor([[1, 2, 3, 4, 5], [6, 5, 4, 3, 2], [1, 1, 6, 6, 3]])   # (3, 5), vocab 7
     lstm = module.LSTMClassifier(7, 8, 6)
     attention = module.AttentionClassifier(7, 8, 6, 10)
     expected = {
@@ -79,9 +83,10 @@ def test_public_models(student):
 @pytest.mark.public
 @pytest.mark.points(0.5)
 def test_public_gradients_training_accuracy(student):
-    """public: input_gradient_norms shape, train's losses, accuracy's range"""
+    """public: input_gradient_norms shape, train's losses, accuracy's range (on your AttentionClassifier)"""
     module = student.lstm_vs_attention         # (the grader seeds your code's RNGs before each test)
-    tokens, labels = module.make_recall_dataset(32, 6, 5, 3)
+    tokens = torch.randint(1, 5, (32, 6), generator=torch.Generator().manual_seed(3))  # built here, as
+    labels = tokens[:, 0].clone()                                                     # the spec says
     model = module.AttentionClassifier(5, 16, 5, 6)
     norms = module.input_gradient_norms(model, tokens, labels)
     assert isinstance(norms, torch.Tensor) and tuple(norms.shape) == (6,), \
