@@ -38,6 +38,7 @@ from typing import Callable
 DEFAULT_BASE = "attention-autograder-base:bookworm"
 IMAGE_REPO = "attention-autograder-replica"
 ZIP_LABEL = "attention-autograder.zip-sha256"
+KEEP_IMAGES = 3                 # replica images kept (newest first); each is ~1.4 GB
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 PIP_CONFIG_FILES = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf")
 PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
@@ -301,7 +302,16 @@ def build_image(zip_path: Path, base: str | None = None, rebuild: bool = False,
         finally:
             docker("rm", "-f", cid, check=False)
     say(f"replica: image {name} built in {seconds:.0f} s")
+    prune_images(KEEP_IMAGES, say)
     return name, seconds
+
+
+def prune_images(keep: int, say: Callable[[str], None] = print) -> None:
+    """Remove all but the ``keep`` newest replica images (one per zip; never the base)."""
+    listed = docker("images", IMAGE_REPO, "--format", "{{.Repository}}:{{.Tag}}", check=False).stdout.split()
+    for old in listed[keep:]:                    # `docker images` lists the newest first
+        if docker("rmi", old, check=False).returncode == 0:
+            say(f"replica: removed the old image {old}")
 
 
 def _zip_torch_version(setup: Path) -> str | None:
