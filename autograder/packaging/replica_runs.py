@@ -199,8 +199,11 @@ def grade_in_container(image: str, case: Case, privileges: str, total: float) ->
             meta.write_text(json.dumps(metadata(total), indent=1))
             docker("cp", f"{case.folder}/.", f"{cid}:/autograder/submission")
             docker("cp", str(meta), f"{cid}:/autograder/submission_metadata.json")
-            proc = docker("start", "-a", cid, timeout=RUN_TIMEOUT_S, check=False)
-            run.log = proc.stdout + proc.stderr
+            try:
+                proc = docker("start", "-a", cid, timeout=RUN_TIMEOUT_S, check=False)
+                run.log = proc.stdout + proc.stderr
+            except ReplicaError as exc:          # e.g. over RUN_TIMEOUT_S: this run fails, not the others
+                run.log = f"replica: {exc}"
             out = Path(tmp) / "results"
             got = docker("cp", f"{cid}:/autograder/results/.", str(out), check=False)
             try:
