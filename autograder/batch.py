@@ -10,6 +10,15 @@ hostile submission can never stop the batch: a grader that exits with an error, 
 results or runs past ``--student-timeout`` becomes a zero row with the reason, and its
 ``results.json`` says so. ``--jobs N`` subprocesses run at once, with a progress bar.
 
+Neighbours (:mod:`autograder.jobs`): each job grades a private copy of its submission (a
+root-owned 0700 folder, copied without following links, size-capped); the class folder and
+the output folder are hidden from the worker (namespaces level); at the user level the batch
+checks whether the worker users can read the class folder and says so in the summary (the
+folder is the TA's: its permissions are never changed); at the process level (not root) they
+can. Each job runs in its own memory cgroup where the machine has one (one submission's memory
+use cannot get another's worker killed), else each worker's memory limit is a share of what is
+available.
+
 Output (next to ``--out``, default ``grades.csv``): the gradebook CSV, ``results/<student>/``
 (``results.json`` and ``grade.log``), ``summary.md`` and ``histogram.png``
 (:mod:`autograder.gradebook`).
@@ -32,6 +41,7 @@ from pathlib import Path
 
 import autograder
 from autograder import contract, results
+from autograder import jobs as private_jobs
 
 KIT_ROOT = Path(autograder.__file__).resolve().parent.parent
 METADATA = "submission_metadata.yml"
@@ -63,6 +73,7 @@ class Row:
     reason: str = ""
     seconds: float = 0.0
     tests: list[dict] = field(default_factory=list)               # results.json "tests"
+    isolation: str = ""           # the level the grader reported (results.json extra_data)
 
 
 @dataclass
@@ -162,8 +173,14 @@ class Runner:
 
     def __init__(self, out_dir: Path, exercises: tuple[contract.Exercise, ...], *,
                  call_timeout: float = 20.0, student_timeout: float = 600.0,
-                 python: str | None = None, jobs: int = 1):
+                 python: str | None = None, jobs: int = 1, hide: list[str] | None = None,
+                 memory_mb: int = 1024, job_memory_mb: int | None = None):
         self.out_dir = Path(out_dir).resolve()
+        self.hide = list(hide or []) + [str(self.out_dir)]
+        self.stage_root = private_jobs.private_folder()
+        self.hide.append(str(self.stage_root))         # the other jobs' copies (root-owned 0700 too)
+        self.memory = private_jobs.MemoryGroups(job_memory_mb or memory_mb + private_jobs.GRADER_OVERHEAD_MB + 300)
+        self.memory_mb = memory_mb if self.memory.kind else private_jobs.memory_share_mb(jobs, memory_mb)
         self.exercises = exercises
         self.call_timeout = call_timeout
         self.student_timeout = student_timeout
@@ -177,10 +194,13 @@ class Runner:
         for slot in range(max(1, int(jobs))):
             self._slots.put(WORKER_USER if slot == 0 else f"{WORKER_USER}{slot + 1}")
 
-    def command(self, entry: Entry, results_path: Path, worker_user: str = WORKER_USER) -> list[str]:
-        cmd = [self.python, "-m", "autograder", "grade", str(entry.path.resolve()),
+    def command(self, entry: Entry, results_path: Path, worker_user: str = WORKER_USER,
+                submission: Path | None = None) -> list[str]:
+        cmd = [self.python, "-m", "autograder", "grade", str(submission or entry.path.resolve()),
                "--results", str(results_path), "--timeout", f"{self.call_timeout:g}",
-               "--worker-user", worker_user]
+               "--worker-user", worker_user, "--memory-mb", str(self.memory_mb)]
+        for path in self.hide:
+            cmd += ["--hide", path]
         if tuple(self.exercises) != contract.EXERCISES:
             cmd += ["--exercises", ",".join(ex.id for ex in self.exercises)]
         return cmd
@@ -204,8 +224,14 @@ class Runner:
         row = Row(entry=entry)
         if self.stopping:
             return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
+        try:
+            staged = self.stage(entry)
+        except (private_jobs.StagingError, OSError) as exc:
+            return self._zero(row, results_path, "error", f"not graded: {exc}")
+        group = self.memory.create(entry.key)
         worker_user = self._slots.get()
-        proc = subprocess.Popen(self.command(entry, results_path, worker_user), cwd=folder,
+        command = self.memory.wrap(self.command(entry, results_path, worker_user, staged), group)
+        proc = subprocess.Popen(command, cwd=folder,
                                 env=self.environment(), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -221,6 +247,7 @@ class Runner:
             with self._lock:
                 self._live.discard(proc)
             self._slots.put(worker_user)
+            self.unstage(entry, group)
         row.seconds = time.monotonic() - started
         (folder / "grade.log").write_bytes(_tail(log or b"", LOG_LIMIT))
         if timed_out:
@@ -254,6 +281,24 @@ class Runner:
         for proc in live:
             self._stop(proc)
 
+    def stage(self, entry: Entry) -> Path:
+        """The private copy this job grades: ``<stage root>/<key>/`` (a folder's contents) or
+        ``<stage root>/<key>/<name>.zip``."""
+        dest = self.stage_root / entry.key
+        private_jobs.stage_copy(entry.path, dest)
+        return dest if entry.path.is_dir() and not entry.path.is_symlink() else dest / entry.path.name
+
+    def unstage(self, entry: Entry, group: Path | None) -> None:
+        import shutil
+
+        shutil.rmtree(self.stage_root / entry.key, ignore_errors=True)
+        self.memory.remove(group)
+
+    def close(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.stage_root, ignore_errors=True)
+
     def _read(self, row: Row, results_path: Path, code: int, log: bytes) -> Row:
         data = _load_results(results_path)
         partial = isinstance(data, dict) and data.get("tests") and not _complete(data)
@@ -272,6 +317,8 @@ class Runner:
         """Scores and the reason from a results.json: its structured per-exercise outcomes
         (``extra_data.exercises``), never its messages."""
         row.tests = [t for t in data["tests"] if isinstance(t, dict)]
+        extra = data.get("extra_data") if isinstance(data.get("extra_data"), dict) else {}
+        row.isolation = results.one_line(extra.get("isolation", ""), 40)
         outcomes = results.exercise_outcomes(data)
         totals = results.totals_by_exercise(row.tests)
         for ex in self.exercises:
@@ -344,7 +391,8 @@ def _last_line(log: bytes) -> str:
 
 def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.EXERCISES,
               *, jobs: int = 1, call_timeout: float = 20.0, student_timeout: float = 600.0,
-              progress: bool | None = None, python: str | None = None) -> tuple[list[Row], Discovery]:
+              progress: bool | None = None, python: str | None = None,
+              job_memory_mb: int | None = None) -> tuple[list[Row], Discovery]:
     """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
     from tqdm import tqdm
 
@@ -354,8 +402,10 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     out_csv = Path(out_csv).resolve()
     out_dir = out_csv.parent
     out_dir.mkdir(parents=True, exist_ok=True)
+    hide = [str(Path(submissions).resolve()), str(found.entries[0].path.parent.resolve())] if found.entries \
+        else [str(Path(submissions).resolve())]
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
-                    python=python, jobs=jobs)
+                    python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb)
     started = time.monotonic()
     rows: dict[str, Row] = {}
     bar = tqdm(total=len(found.entries), desc="grading", unit="submission", dynamic_ncols=True,
@@ -381,12 +431,42 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
         raise
     pool.shutdown(wait=True)
     bar.close()
+    runner.close()
     ordered = [rows[e.key] for e in found.entries]
+    found.notes += neighbour_notes(ordered, Path(submissions).resolve(), runner)
     elapsed = time.monotonic() - started
     gradebook.write_csv(out_csv, ordered, exercises)
     gradebook.write_summary(out_dir, ordered, exercises, found=found, elapsed=elapsed, jobs=jobs,
                             csv_name=out_csv.name)
     return ordered, found
+
+
+def neighbour_notes(rows: list[Row], submissions: Path, runner: Runner) -> list[str]:
+    """What student code could see of other submissions, and how memory was shared, by level."""
+    levels = sorted({r.isolation for r in rows if r.isolation})
+    notes = []
+    if "process" in levels:
+        notes.append("neighbours READABLE: graded at the process level (not root), student code runs "
+                     f"as your own user and can read the other submissions in {submissions}")
+    if "user" in levels:
+        readable = private_jobs.readable_by(WORKER_USER, [submissions])   # every slot's user alike
+        if readable:
+            notes.append("neighbours READABLE: at the user level the worker users can read "
+                         f"{', '.join(readable)} (your folder: the kit does not change its permissions; "
+                         "make it unreadable to other users, e.g. chmod 700 on it, to close this)")
+        else:
+            notes.append(f"neighbours not readable: at the user level the worker users cannot read {submissions} "
+                         "(checked)")
+    if "namespaces" in levels:
+        notes.append(f"neighbours hidden: {submissions} and the output folder are hidden from every worker "
+                     "(namespaces level); each job grades a private copy")
+    if runner.memory.kind:
+        notes.append(f"memory: each job in its own {runner.memory.kind} memory group of "
+                     f"{runner.memory.limit_mb} MB")
+    else:
+        notes.append(f"memory: no memory cgroup available; each worker may allocate {runner.memory_mb} MB "
+                     "(the available memory shared between the jobs)")
+    return notes
 
 
 def default_jobs() -> int:
@@ -404,6 +484,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per call into student code")
     parser.add_argument("--student-timeout", type=float, default=600.0,
                         help="seconds one whole submission may take before it is stopped (a zero row)")
+    parser.add_argument("--job-memory-mb", type=int, default=None,
+                        help="memory limit of one job (grader + worker) where memory cgroups are "
+                             "available (default: the worker's 1024 MB + 1000 MB)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -413,7 +496,8 @@ def command(args: argparse.Namespace) -> int:
     try:
         rows, found = run_batch(Path(args.submissions), out, exercises, jobs=args.jobs,
                                 call_timeout=args.timeout, student_timeout=args.student_timeout,
-                                progress=False if args.no_progress else None)
+                                progress=False if args.no_progress else None,
+                                job_memory_mb=args.job_memory_mb)
     except FileNotFoundError as exc:
         print(f"batch: {exc}", file=sys.stderr)
         return 2

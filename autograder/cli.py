@@ -22,7 +22,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
-    config = SandboxConfig(call_timeout=args.timeout, memory_mb=args.memory_mb, user=args.worker_user)
+    config = SandboxConfig(call_timeout=args.timeout, memory_mb=args.memory_mb, user=args.worker_user,
+                           hide=[str(Path(h).resolve()) for h in args.hide])
     if getattr(args, "isolation", None):
         config.isolation = args.isolation
     request = GradeRequest(submission=Path(args.submission),
@@ -80,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--worker-user", default="ag-student",
                    help="unprivileged user the student's code runs as, when root (created on demand; "
                         "`batch` gives each parallel job its own)")
+    p.add_argument("--hide", action="append", default=[], metavar="FOLDER",
+                   help="a folder the worker must not see besides the kit's (repeatable; `batch` "
+                        "passes the class folder)")
     p.add_argument("--budget", default=None, metavar="EX=SECONDS,…",
                    help="time budget of some exercises' tests, e.g. ex5=120 (see --exercise-budget)")
     p.add_argument("--exercise-budget", type=float, default=None, metavar="SECONDS",

@@ -92,8 +92,9 @@ def _cell(text: object) -> str:
 
 
 def _md(text: object) -> str:
-    """Text for a Markdown table cell: one line, ``|`` and backticks escaped."""
-    return one_line(text, 500).replace("|", "\\|").replace("`", "\\`")
+    """Text for a Markdown table cell (also inside a code span): one line, ``|`` escaped,
+    backticks made quotes."""
+    return one_line(text, 500).replace("|", "\\|").replace("`", "'")
 
 
 # --------------------------------------------------------------------------- files
@@ -114,7 +115,7 @@ def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Ex
     for note in getattr(found, "notes", []) or []:
         lines += [f"Note: {_md(note)}", ""]
     if getattr(found, "ignored", None):
-        lines += ["Ignored (not a folder or .zip): " + ", ".join(_md(n) for n in found.ignored), ""]
+        lines += ["Ignored (not a folder or .zip): " + ", ".join(f"`{_md(n)}`" for n in found.ignored), ""]
 
     lines += ["## Scores", "", f"Total (out of {max_total:g}): {_stats(totals)}", "",
               "| exercise | out of | mean | median | full marks | zero |", "|---|---|---|---|---|---|"]
@@ -130,7 +131,7 @@ def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Ex
     lines += ["## Submissions that need a look", ""]
     if problems:
         lines += ["| student | submission | status | reason |", "|---|---|---|---|"]
-        lines += [f"| {_md(r.entry.student)} | {_md(r.entry.path.name)} | {r.status} | {_md(r.reason)} |"
+        lines += [f"| {_md(r.entry.student)} | `{_md(r.entry.path.name)}` | {r.status} | {_md(r.reason)} |"
                   for r in problems]
     else:
         lines.append("None: every submission was graded and had every file.")

@@ -1,0 +1,253 @@
+"""Batch jobs that cannot reach each other (issue 10 item 7).
+
+* :func:`stage_copy` - each student is graded from a private copy of their submission, in a
+  root-owned 0700 folder (:func:`private_folder`), copied without following links and with
+  bounded size, so a job's grader is never pointed at the class folder.
+* :func:`readable_by` - whether a worker user can read a path (a probe process that drops to
+  that user), to say in the batch summary whether neighbours are readable at the ``user``
+  level (the class folder is the TA's: the kit never changes its permissions).
+* :class:`MemoryGroups` - one memory cgroup per job (v1 or v2, where writable), so one
+  submission's memory use cannot get another job's worker killed; where there is none,
+  :func:`memory_share_mb` divides the available memory between the jobs instead.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import uuid
+from pathlib import Path
+
+STAGE_MAX_BYTES = 64 * 1024 * 1024     # a submission's copy (intake's own cap is lower)
+STAGE_MAX_ENTRIES = 5_000
+STAGE_MAX_DEPTH = 12
+GRADER_OVERHEAD_MB = 700               # one grader process (torch, pytest, suites) besides its worker
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+class StagingError(RuntimeError):
+    """The submission could not be copied (too large, too many files, unreadable)."""
+
+
+# --------------------------------------------------------------------------- private copies
+
+def private_folder(prefix: str = "ag-batch-") -> Path:
+    """A new folder only its owner can enter (root's, when the batch runs as root)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    os.chmod(path, 0o700)
+    return path
+
+
+def stage_copy(source: Path, dest: Path) -> list[str]:
+    """Copy a submission (folder or single file, e.g. a zip) to ``dest`` (created).
+
+    Links are never followed: symbolic links are recreated as links (intake refuses them
+    with a message naming the file), files with several hard links, FIFOs and devices are
+    skipped. Raises :class:`StagingError` past :data:`STAGE_MAX_BYTES` or
+    :data:`STAGE_MAX_ENTRIES`. Returns what was skipped (one line each).
+    """
+    info = os.lstat(source)
+    dest.mkdir(parents=True)
+    os.chmod(dest, 0o700)
+    budget = [STAGE_MAX_BYTES, STAGE_MAX_ENTRIES]
+    skipped: list[str] = []
+    if stat.S_ISDIR(info.st_mode):
+        _copy_dir(source, dest, budget, skipped, depth=0)
+    else:
+        _copy_entry(source, dest / source.name, info, budget, skipped, source.name)
+    return skipped
+
+
+def _copy_dir(src: Path, dest: Path, budget: list[int], skipped: list[str], depth: int) -> None:
+    if depth > STAGE_MAX_DEPTH:
+        skipped.append(f"{src.name}/ (nested too deep)")
+        return
+    try:
+        entries = sorted(os.scandir(src), key=lambda e: e.name)
+    except OSError as exc:
+        raise StagingError(f"{src.name} could not be listed ({type(exc).__name__})") from None
+    for entry in entries:
+        budget[1] -= 1
+        if budget[1] < 0:
+            raise StagingError(f"the submission has more than {STAGE_MAX_ENTRIES} files")
+        info = entry.stat(follow_symlinks=False)
+        target = dest / entry.name
+        if stat.S_ISDIR(info.st_mode):
+            target.mkdir()
+            _copy_dir(Path(entry.path), target, budget, skipped, depth + 1)
+        else:
+            _copy_entry(Path(entry.path), target, info, budget, skipped, entry.name)
+
+
+def _copy_entry(src: Path, target: Path, info: os.stat_result, budget: list[int],
+                skipped: list[str], name: str) -> None:
+    if stat.S_ISLNK(info.st_mode):
+        os.symlink(os.readlink(src), target)            # copied as a link, never followed
+        return
+    if not stat.S_ISREG(info.st_mode):
+        skipped.append(f"{name} (not a regular file)")
+        return
+    if info.st_nlink > 1:
+        skipped.append(f"{name} (a hard link)")
+        return
+    budget[0] -= info.st_size
+    if budget[0] < 0:
+        raise StagingError(f"the submission is larger than {STAGE_MAX_BYTES // (1024 * 1024)} MB")
+    fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as reader, open(target, "wb") as writer:
+        shutil.copyfileobj(reader, writer)
+        if writer.tell() > info.st_size:                 # grew while copied
+            raise StagingError(f"{name} changed while it was copied")
+
+
+# --------------------------------------------------------------------------- who can read what
+
+def readable_by(user: str, paths: list[Path]) -> list[str]:
+    """Of ``paths``, those the (existing) ``user`` can read or list. Root only: a forked probe
+    drops to the user and tries; [] when not root or the user does not exist."""
+    if os.geteuid() != 0 or not paths:
+        return []
+    import pwd
+
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        return []
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                          # the probe
+        code = 1
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setgid(entry.pw_gid)
+            os.setuid(entry.pw_uid)
+            found = [str(p) for p in paths if _can_read(p)]
+            os.write(write, "\n".join(found).encode()[:60_000])
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as handle:
+        data = handle.read(60_000)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return [str(p) for p in paths]                   # the probe failed: assume the worst
+    return [line for line in data.decode().splitlines() if line]
+
+
+def _can_read(path: Path) -> bool:
+    try:
+        if path.is_dir():
+            os.listdir(path)
+        else:
+            with open(path, "rb") as handle:
+                handle.read(1)
+        return True
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------- memory per job
+
+class MemoryGroups:
+    """One memory cgroup per job under this process's own cgroup, where the kernel lets us.
+
+    ``kind`` is ``"cgroup v1"``, ``"cgroup v2"`` or ``None`` (none available: the caller
+    falls back to :func:`memory_share_mb`).
+    """
+
+    def __init__(self, limit_mb: int):
+        self.limit_mb = int(limit_mb)
+        self.base, self.kind, self._limit_file = self._find()
+        self._tag = f"ag-batch-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+    @staticmethod
+    def _find() -> tuple[Path | None, str | None, str]:
+        if os.geteuid() != 0:
+            return None, None, ""
+        try:
+            lines = Path("/proc/self/cgroup").read_text().splitlines()
+        except OSError:
+            return None, None, ""
+        for line in lines:                               # v1: "4:memory:/path"
+            _, controllers, path = line.split(":", 2)
+            if "memory" in controllers.split(","):
+                base = CGROUP_ROOT / "memory" / path.lstrip("/")
+                if (base / "memory.limit_in_bytes").exists() and os.access(base, os.W_OK):
+                    return base, "cgroup v1", "memory.limit_in_bytes"
+        for line in lines:                               # v2: "0::/path"
+            if line.startswith("0::"):
+                root = CGROUP_ROOT if (CGROUP_ROOT / "cgroup.controllers").exists() else CGROUP_ROOT / "unified"
+                base = root / line[3:].lstrip("/")
+                try:
+                    enabled = (base / "cgroup.subtree_control").read_text().split()
+                except OSError:
+                    continue
+                if "memory" in enabled and os.access(base, os.W_OK):
+                    return base, "cgroup v2", "memory.max"
+        return None, None, ""
+
+    def create(self, name: str) -> Path | None:
+        """A new group for one job, with the memory limit set; None if that fails."""
+        if self.base is None:
+            return None
+        group = self.base / f"{self._tag}-{name}"
+        try:
+            group.mkdir()
+            (group / self._limit_file).write_text(str(self.limit_mb * 1024 * 1024))
+            if self.kind == "cgroup v1" and (group / "memory.memsw.limit_in_bytes").exists():
+                try:                                     # no escape into swap either
+                    (group / "memory.memsw.limit_in_bytes").write_text(str(self.limit_mb * 1024 * 1024))
+                except OSError:
+                    pass
+            return group
+        except OSError:
+            self.remove(group)
+            return None
+
+    @staticmethod
+    def wrap(command: list[str], group: Path | None) -> list[str]:
+        """``command`` started inside ``group`` (the shell joins it, then execs the command)."""
+        if group is None:
+            return command
+        return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(group), *command]
+
+    @staticmethod
+    def oom_killed(group: Path | None) -> bool:
+        """Whether the kernel killed something in the group for memory (v1 failcnt / v2 events)."""
+        if group is None:
+            return False
+        for name, key in (("memory.events", "oom_kill"), ("memory.oom_control", "oom_kill")):
+            try:
+                for line in (group / name).read_text().splitlines():
+                    field, _, value = line.partition(" ")
+                    if field == key and value.strip().isdigit() and int(value) > 0:
+                        return True
+            except OSError:
+                continue
+        return False
+
+    @staticmethod
+    def remove(group: Path | None) -> None:
+        if group is None:
+            return
+        try:
+            group.rmdir()
+        except OSError:
+            pass
+
+
+def memory_share_mb(jobs: int, wanted_mb: int) -> int:
+    """Without cgroups: what each job's worker may allocate so that ``jobs`` graders and their
+    workers fit into the memory available now (never more than ``wanted_mb``, at least 256)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                available_mb = int(line.split()[1]) // 1024
+                share = available_mb // max(1, jobs) - GRADER_OVERHEAD_MB
+                return max(256, min(wanted_mb, share))
+    except (OSError, ValueError):
+        pass
+    return wanted_mb
