@@ -313,8 +313,16 @@ def verify(zip_path: Path, args: argparse.Namespace, say: Callable[[str], None] 
             say(f"replica: grading {len(jobs)} runs in fresh containers (½ CPU, 768 MB, no network), "
                 f"{max(1, args.replica_jobs)} at a time")
             start = time.monotonic()
+
+            def one(job: tuple[Case, str]) -> Run:
+                run = grade_in_container(image, job[0], job[1], total)
+                say(f"  [{time.monotonic() - start:5.0f} s] {run.case.name} ({run.privileges}): "
+                    f"{'-' if run.score is None else f'{run.score:g}/{run.max_score:g}'}, isolation {run.level}"
+                    + (", SURPRISE" if run.problems else ""))
+                return run
+
             with ThreadPoolExecutor(max_workers=max(1, args.replica_jobs)) as pool:
-                runs = list(pool.map(lambda job: grade_in_container(image, job[0], job[1], total), jobs))
+                runs = list(pool.map(one, jobs))
             elapsed = time.monotonic() - start
     except (ReplicaError, subprocess.SubprocessError, OSError) as exc:
         say(f"replica: failed: {exc}")
