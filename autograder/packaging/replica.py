@@ -85,6 +85,14 @@ def image_exists(name: str) -> bool:
     return docker("image", "inspect", name, check=False, timeout=60).returncode == 0
 
 
+def _image_label(name: str, label: str) -> str | None:
+    """``label`` of image ``name`` (None: no such image or label)."""
+    proc = docker("image", "inspect", "-f", f'{{{{index .Config.Labels "{label}"}}}}', name,
+                  check=False, timeout=60)
+    value = proc.stdout.strip()
+    return value if proc.returncode == 0 and value and value != "<no value>" else None
+
+
 # --------------------------------------------------------------------------- the base image
 
 
@@ -263,7 +271,7 @@ def build_image(zip_path: Path, base: str | None = None, rebuild: bool = False,
 
     sha = zip_sha256(zip_path)
     name = image_name(sha) + ("" if not base else "-" + re.sub(r"[^a-z0-9_.-]+", "-", base.lower())[:40])
-    if not rebuild and image_exists(name):
+    if not rebuild and _image_label(name, ZIP_LABEL) == sha:
         say(f"replica: reusing image {name} (built from this zip, sha256 {sha[:16]})")
         return name, None
     base_name = base_image(base, say)
