@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -116,9 +117,10 @@ def test_check_on_the_stubs_explains_not_implemented(release_copy, tmp_path):
         assert f"{ex.id} · {ex.title} — {ex.folder}/{ex.filename}" in out
         assert check.HIDDEN_COVERAGE[ex.id].split(";")[0][:40] in " ".join(out.split())
     assert "not implemented yet" in out
-    assert "public tests: 0 of" in out and "· 0 / 100 points." in out
+    assert re.search(r"Public tests: 0 of \d+ passed\.", out)
+    _assert_honest_worth(out)
     assert out.count("Hidden tests also check:") == len(check.public_exercises())
-    assert "isolation: your code ran in a separate worker process" in out
+    assert "isolation: your code ran in a separate worker process forked" in out
     assert not list(folder.rglob("results*.json"))
 
 
@@ -130,7 +132,10 @@ def test_check_gives_full_public_marks_to_the_solutions(release_copy, tmp_path):
     done = _check(folder)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "✗" not in done.stdout
-    assert "100 / 100 points." in done.stdout
+    passed = re.search(r"Public tests: (\d+) of (\d+) passed\.", done.stdout)
+    assert passed and passed[1] == passed[2] and int(passed[1]) > 0
+    assert "/ 100 points" not in done.stdout               # no pretend grade
+    _assert_honest_worth(done.stdout)
 
 
 @pytest.mark.slow
@@ -179,8 +184,8 @@ def test_check_never_needs_root_or_a_worker_user(tmp_path, monkeypatch):
     assert "ex4 · Causal masking and generation — ex4_causal_mask/causal.py" in out.getvalue()
 
 
-def test_where_no_worker_can_run_check_runs_in_process(tmp_path):
-    """macOS has no SOCK_SEQPACKET zygote: the student's code then runs in the check process."""
+def test_in_process_check_says_it_has_no_time_limits(tmp_path):
+    """The in-process path (tests, benchmarks only: every platform now gets a worker)."""
     folder = tmp_path / "mine" / "ex1_attention"
     folder.mkdir(parents=True)
     shutil.copy(SOLUTIONS / "ex1_attention" / "attention.py", folder / "attention.py")
@@ -197,10 +202,120 @@ def test_the_report_shows_the_likely_cause_and_load_errors():
         results.TestResult("ex1", "masks", 10, 10.0, True, "", "visible"),
         results.TestResult("ex3", "split", 20, 0.0, False,
                    "multihead.py has a syntax error on line 1: invalid syntax", "visible"),
-    ])
+    ], exercises=[results.ExerciseOutcome("ex1", "graded"),
+                  results.ExerciseOutcome("ex3", "syntax_error",
+                                          "multihead.py has a syntax error on line 1: invalid syntax")])
     text = check.render(outcome, submission, [contract.BY_ID["ex1"], contract.BY_ID["ex3"]])
     assert "  ✗ softmax rows\n      weights: values differ\n      Likely cause: you forgot" in text
     assert "  ✓ masks" in text
     assert "  ! multihead.py has a syntax error on line 1" in text
     assert "ex3 · Multi-head attention — multihead.py not found" in text
-    assert "Public tests: 1 of 3 passed · 10 / 40 points." in text
+    assert "Public tests: 1 of 3 passed." in text
+    assert "points" not in text                      # no weights known: no numbers claimed
+
+
+def test_the_report_says_what_public_tests_are_worth():
+    """Public weights 5 of 40 in a 20-point exercise: 20 × 5/40 = 2.5 points, 17.5 hidden."""
+    submission = type("S", (), {"found": {}})()
+    ex1, ex5 = contract.BY_ID["ex1"], contract.BY_ID["ex5"]
+    outcome = results.Results(tests=[
+        results.TestResult("ex1", "a", 10, 10.0, True, "", "visible"),
+        results.TestResult("ex5", "b", 20, 0.0, False, "wrong", "visible")])
+    text = check.render(outcome, submission, [ex1, ex5], worth={"ex1": (5.0, 40.0), "ex5": (2.0, 20.0)},
+                        isolation="a test isolation")
+    assert (f"  public tests: 1 of 1 passed (worth 2.5 of ex1's {ex1.points:g} points; "
+            "the hidden tests decide the other 17.5)") in text
+    assert "  public tests: 0 of 1 passed (worth 2 of ex5's 20 points; the hidden tests decide the other 18)" in text
+    assert "They are worth 4.5 of the 40 points of the real grade; the hidden tests decide the other 35.5." in text
+    assert text.endswith("Isolation: a test isolation.")
+
+
+def _assert_honest_worth(out: str) -> None:
+    """Each exercise's public share plus the hidden rest is its total; the overall line adds up."""
+    shares: list[float] = []
+    found = re.findall(r"\(worth ([\d.]+) of (ex\d)'s ([\d.]+) points; the hidden tests decide the other ([\d.]+)\)", out)
+    assert len(found) == len(check.public_exercises()), out
+    for share, ex_id, total, rest in found:
+        assert float(total) == contract.BY_ID[ex_id].points
+        assert 0 < float(share) < float(total) and abs(float(share) + float(rest) - float(total)) < 1e-9
+        shares.append(float(share))
+    overall = re.search(r"They are worth ([\d.]+) of the ([\d.]+) points of the real grade; the hidden "
+                        r"tests decide the other ([\d.]+)\.", " ".join(out.split()))
+    assert overall, out
+    assert abs(float(overall[1]) - sum(shares)) < 0.011
+    assert abs(float(overall[1]) + float(overall[3]) - float(overall[2])) < 1e-9
+
+
+# ----------------------------------------------------------------------------- from anywhere, with pytest
+
+# `python check.py …` (a launcher in the release) in a process where the instructor's
+# packages cannot be imported.
+_RUN_SCRIPT = _RUN.replace('sys.argv = ["autograder", *sys.argv[1:]]\nrunpy.run_module("autograder", run_name="__main__", alter_sys=True)',
+                           'script = sys.argv[1]\nsys.argv = sys.argv[1:]\nrunpy.run_path(script, run_name="__main__")')
+
+
+def _launch(cwd: Path, script: str, *args: str, module: bool = False) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    env["PYTHONNOUSERSITE"] = "1"
+    command = [sys.executable, "-m", "pytest", *args] if module else [sys.executable, "-c", _RUN_SCRIPT, script, *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_launcher_and_conftest_are_generated_in_the_release(release_copy):
+    assert (release_copy / "check.py").is_file() and (release_copy / "conftest.py").is_file()
+    assert "testpaths" in (release_copy / "pytest.ini").read_text()
+    for ex in check.public_exercises():
+        launcher = (release_copy / ex.folder / "check.py").read_text()
+        assert f"EXERCISE = {ex.id!r}" in launcher
+        header = (release_copy / ex.folder / "tests" / "test_public.py").read_text().splitlines()[0]
+        assert header.startswith(f"# Public tests of {ex.id}")
+
+
+@pytest.mark.slow
+def test_check_from_inside_an_exercise_folder(release_copy, tmp_path):
+    """A student in ex1_attention/ runs `python check.py` (that exercise), and from tests/
+    `python ../check.py all` (every exercise); the release's own runtime runs."""
+    folder = _copy(release_copy, tmp_path)
+    shutil.copy(SOLUTIONS / "ex1_attention" / "attention.py", folder / "ex1_attention" / "attention.py")
+    done = _launch(folder / "ex1_attention", "check.py", "-v")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"kit runtime: {folder / 'autograder'}" in done.stdout
+    assert "ex1 · " in done.stdout and "ex2 · " not in done.stdout
+    assert re.search(r"public tests: (\d+) of \1 passed", done.stdout)
+    done = _launch(folder / "ex1_attention" / "tests", "../check.py", "all")
+    assert done.returncode == 1                        # the other exercises are stubs
+    for ex in check.public_exercises():
+        assert f"{ex.id} · " in done.stdout
+    assert "ex1 · " in done.stdout and "not implemented yet" in done.stdout
+
+
+def _failed_titles_from_check(out: str) -> set[str]:
+    return {line.strip().removeprefix("✗ ") for line in out.splitlines() if line.strip().startswith("✗ ")}
+
+
+def _pytest_failed_titles(out: str, test_file: Path) -> set[str]:
+    """The first docstring lines of the tests pytest reports as FAILED (what `check` prints)."""
+    import ast
+    docs = {node.name: (ast.get_docstring(node) or "").splitlines()[0].rstrip(".")
+            for node in ast.parse(test_file.read_text()).body if isinstance(node, ast.FunctionDef)}
+    return {docs[name] for name in re.findall(r"^FAILED \S+::(\w+)", out, flags=re.M)}
+
+
+@pytest.mark.slow
+def test_pytest_in_the_release_gives_the_same_verdicts_as_check(release_copy, tmp_path):
+    folder = _copy(release_copy, tmp_path)
+    for ex in contract.EXERCISES:
+        shutil.copy(SOLUTIONS / ex.folder / ex.filename, folder / ex.folder / ex.filename)
+    done = _launch(folder, "", "-q", "-p", "no:randomly", module=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    total = sum(len(re.findall(r"^def test_", (folder / ex.folder / "tests" / "test_public.py").read_text(), re.M))
+                for ex in check.public_exercises())
+    assert re.search(rf"\b{total} passed\b", done.stdout), done.stdout
+    # one bug: the same tests fail under pytest (run in the exercise folder) and under check
+    mutant = MUTANTS / "ex1" / "mutants" / "np_no_sqrt_scaling.diff"
+    (folder / "ex1_attention" / "attention.py").write_text(mutant_source(mutant))
+    by_pytest = _launch(folder / "ex1_attention", "", "-q", "-rf", "-p", "no:randomly", module=True)
+    by_check = _check(folder, "ex1")
+    assert by_pytest.returncode == 1 and by_check.returncode == 1
+    failed = _pytest_failed_titles(by_pytest.stdout, folder / "ex1_attention" / "tests" / "test_public.py")
+    assert failed and failed == _failed_titles_from_check(by_check.stdout), (by_pytest.stdout, by_check.stdout)

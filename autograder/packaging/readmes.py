@@ -45,16 +45,61 @@ def render_rules(ex: Exercise) -> str:
     return "\n".join(["## Rules", "", *_bullets(items), ""])
 
 
+# The Python versions the release supports: the check runtime is tested (parsed and
+# byte-compiled) for the oldest one, see tests/test_check_platforms.py.
+PYTHON_MIN, PYTHON_MAX = (3, 10), (3, 13)
+PYTHON_RANGE = f"{PYTHON_MIN[0]}.{PYTHON_MIN[1]} to {PYTHON_MAX[0]}.{PYTHON_MAX[1]}"
+# PyTorch stopped publishing macOS x86_64 (Intel) wheels after 2.2: the last one, and the
+# NumPy it was built against.
+INTEL_MAC_TORCH = "torch==2.2.2"
+INTEL_MAC_NUMPY = "numpy<2"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
 def render_checking(ex: Exercise, has_public_tests: bool) -> str:
     """The "Checking your work" section of an exercise's README."""
     items = [f"Run the notebook `{ex.folder}.ipynb` top to bottom: its cells call your "
              "functions and show what they produce."]
     if has_public_tests:
-        items.append(f"Run the public tests from the folder above this one (the one holding "
-                     f"`autograder/`): `python -m autograder check {ex.id}`. They check part of the "
-                     "contract, and explain each failure; the grader's hidden tests check all of it.")
+        items.append(f"Run the public tests: the notebook's last cell, or `python check.py` in this "
+                     f"folder, or `pytest` in this folder (all three run the same tests on your saved "
+                     f"`{ex.filename}`). They check part of the contract and explain each failure; "
+                     "the grader's hidden tests check all of it and decide most of the grade.")
     items.append(f"Submit `{ex.filename}`. The notebook is not graded.")
     return "\n".join(["## Checking your work", "", *_bullets(items), ""])
+
+
+def render_install() -> str:
+    """Per-platform install instructions: CPU-only PyTorch, the supported Python versions."""
+    return f"""## Installing (once)
+
+You need Python {PYTHON_RANGE} (`python --version`; on Windows `py --version`) and these
+packages. Install PyTorch's **CPU** build: the default Linux and Windows wheels bundle CUDA
+and download several GB you do not need. A virtual environment is recommended
+(`python -m venv .venv`, then activate it).
+
+**Linux** and **Windows** (in a terminal or PowerShell; on Windows write `py` for `python`):
+
+```bash
+python -m pip install torch --index-url {TORCH_CPU_INDEX}
+python -m pip install numpy matplotlib jupyter pytest
+```
+
+**macOS, Apple Silicon (M1 and later)**: PyPI's macOS wheels have no CUDA, plain pip is right:
+
+```bash
+python3 -m pip install torch numpy matplotlib jupyter pytest
+```
+
+**macOS, Intel**: PyTorch publishes no Intel-Mac wheels after 2.2, so pin the last one, with
+the NumPy it was built for, on Python 3.10 to 3.12:
+
+```bash
+python3 -m pip install "{INTEL_MAC_TORCH}" "{INTEL_MAC_NUMPY}" matplotlib jupyter pytest
+```
+
+Check it worked: `python -c "import torch, numpy, matplotlib; print(torch.__version__)"`.
+"""
 
 
 def render_overview(exercises: Sequence[Exercise]) -> str:
@@ -72,10 +117,10 @@ and calls your code, a short README with the rules, and (where released) public 
 |---|---|---|---|
 {rows}
 
-## Getting started
+{render_install()}
+## Working on an exercise
 
 ```bash
-python -m pip install numpy torch matplotlib jupyter pytest
 cd {exercises[0].folder if exercises else "ex1_attention"}
 jupyter notebook
 ```
@@ -83,12 +128,26 @@ jupyter notebook
 Open the file you complete and replace every `raise NotImplementedError(...)` with your
 code. Re-run the notebook's import cell after each edit: it reloads your file.
 
-Check your work with the public tests, from this folder (the one holding `autograder/`):
+## Checking your work
 
-```bash
-python -m autograder check            # every exercise
-python -m autograder check ex1        # one of them
-```
+The public tests run on your saved files in three equivalent ways, on Windows, macOS and
+Linux, with a time limit on every call into your code:
+
+- **in the notebook**: its last cell (`import check; check.run()`) shows each test's verdict;
+- **from any folder of the release**, one command:
+
+  ```bash
+  python check.py           # in an exercise folder: that exercise; here: every exercise
+  python check.py ex1 ex3   # some exercises (`all`: every one), from any folder holding check.py
+  python check.py -v        # also shows where the checker and Python are, and the isolation used
+  ```
+
+  (`python -m autograder check` in this folder does the same);
+- **with pytest**: `pytest` here (every exercise) or in an exercise folder (that one).
+
+Each exercise's report says how many public tests passed and what they are worth in the
+real grade (a small part of it). The hidden tests, run when you submit, decide the rest:
+passing the public tests is necessary, not sufficient.
 
 ## Rules for every exercise
 

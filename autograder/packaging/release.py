@@ -45,10 +45,10 @@ IGNORED_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache"})
 # Markers that must never reach a student (nbgrader's hidden-test markers included).
 FORBIDDEN_MARKERS = (BEGIN, END, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 # Optional exercise cells put their answer inside a function (``def try_it(): ### BEGIN
-# SOLUTION …``): the stub returns None, and the cell then prints a reminder instead of raising,
-# so that Run All on a correct file never stops at an optional cell.
+# SOLUTION …``): the stub makes it return None, and the cell then prints a reminder instead of
+# raising, so that Run All on a correct file never stops at an optional cell.
 NOTEBOOK_CODE_STUB = ('# YOUR CODE HERE (optional exercise): return your answer\n'
-                      'return None')
+                      'pass')
 
 
 class ReleaseError(RuntimeError):
