@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exercise-budget", type=float, default=None, metavar="SECONDS",
                    help="time budget for all the tests of one exercise (default: 75 s each); once "
                         "spent, its remaining tests fail and the other exercises are graded normally")
+    p.add_argument("--isolation", default="auto", choices=("auto", "namespaces", "user", "process"),
+                   help="isolation level for the student's code (default: the strongest this machine "
+                        "allows, or AUTOGRADER_ISOLATION); a level stronger than that is refused")
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)   # benchmarks only
     p.set_defaults(func=_cmd_grade)
 

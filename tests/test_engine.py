@@ -232,7 +232,7 @@ def test_worker_starts_from_a_private_folder_with_path_hooks_on_sys_path():
 def test_without_root_the_worker_is_still_a_separate_limited_process():
     box = Sandbox([ModuleSource("mod", "mod.py", "import os, resource\n"
                                 "def ids(): return os.getpid(), resource.getrlimit(resource.RLIMIT_DATA)[0]\n")],
-                  SandboxConfig(isolate=False, memory_mb=256))
+                  SandboxConfig(isolation="process", memory_mb=256))
     box.start()
     try:
         pid, data_limit = StudentModules(box, ["mod"]).mod.ids()

@@ -64,6 +64,11 @@ class Case:
     zip: bool = False                              # submit as a zip with escaping entries
 
 
+# Where an attack leaves proof that it ran (and flags that must survive a worker restart):
+# the worker's /tmp and /dev/shm are private (namespaces level) or cleaned of its files
+# (user level), so the harness makes this folder for it (sticky, world-writable).
+PROOF = "/var/tmp/ag-proof-{token}"
+EXTRA_ARGS: tuple[str, ...] = ()           # more `grade` options (test_hostile_user_level.py)
 NO_MORE = "no_more_than:sabotaged_baseline"
 JUNK = "no_more_than:honest_junk"          # NaN of the right shapes: may earn shape/"unchanged" checks
 CASES: dict[str, Case] = {
@@ -76,7 +81,7 @@ CASES: dict[str, Case] = {
     # hangs and resource bombs
     "infinite_loop_at_import": Case("zero", contains=(r"did not finish within",)),
     "infinite_loop_in_call": Case("zero", timeout=1.0, contains=(r"did not finish within 1 s",),
-                                  ran=("/tmp/{token}-softmax",)),
+                                  ran=(PROOF + "/softmax",)),
     "memory_bomb_in_call": Case("zero", memory_mb=300, contains=(r"MemoryError|memory limit",),
                                 absent=("escaped the memory limit",)),
     "memory_bomb_at_import": Case("zero", memory_mb=300, contains=(r"MemoryError|memory limit",)),
@@ -103,7 +108,7 @@ CASES: dict[str, Case] = {
     "sabotaged_frame_snooping": Case(NO_MORE),
     # reaching outside the worker (needs the unprivileged user)
     "read_kit_files": Case("zero", root=True, absent=("{secret}",)),
-    "tamper_with_kit": Case("zero", root=True, tamper=True, ran=("/tmp/{token}-tamper-ran",)),
+    "tamper_with_kit": Case("zero", root=True, tamper=True, ran=(PROOF + "/tamper-ran",)),
     "fake_results_file": Case("zero", root=True, tamper=True, absent=("{token}",)),
     "kill_the_grader": Case("zero", root=True),
     # awkward but honest submissions
@@ -336,10 +341,13 @@ def grade_case(case: str, tmp: Path) -> Run:
     tmpdir = Path(f"/tmp/ag-{token}")
     tmpdir.mkdir(mode=0o711)
     tmpdir.chmod(0o711)
+    proof = Path(PROOF.format(token=token))
+    proof.mkdir(mode=0o1777)
+    proof.chmod(0o1777)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env.update(TMPDIR=str(tmpdir), AG_HOSTILE_SECRET=secret, PYTHONDONTWRITEBYTECODE="1")
     cmd = [PYTHON, "-m", "autograder", "grade", str(submission), "--exercises", "ex1",
-           "--results", str(results_path), "--timeout", str(spec.timeout)]
+           "--results", str(results_path), "--timeout", str(spec.timeout), *EXTRA_ARGS]
     if spec.memory_mb:
         cmd += ["--memory-mb", str(spec.memory_mb)]
     started = time.monotonic()
@@ -372,6 +380,7 @@ def graded(case: str, tmp_factory) -> Run:
 
 
 def cleanup_tmp(token: str) -> None:
+    shutil.rmtree(PROOF.format(token=token), ignore_errors=True)
     for path in Path("/tmp").glob(f"{token}*"):
         try:
             path.unlink()

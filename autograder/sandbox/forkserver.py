@@ -22,7 +22,7 @@ import socket
 import sys
 import time
 
-from autograder.sandbox import limits, wire
+from autograder.sandbox import limits, netfilter, wire
 # Loaded here, in the grader, so every worker has it before its mounts hide the kit's source.
 from autograder.sandbox import worker as _worker_module  # noqa: F401
 
@@ -188,36 +188,51 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
     sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, errors="replace", closefd=False)
     sock = socket.socket(fileno=sock_fd)
     cfg = limits.SandboxConfig(**config["limits"])
-    cfg.isolate = cfg.privileged      # decide once, as root: after the drop euid is no longer 0
-    if cfg.privileged:
-        limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID)
-        limits.make_mounts_private()
-        limits.expose_interpreter(config["home"])
-        limits.hide_folders(cfg.hide)
-        read_end, write_end = os.pipe()
-        child = os.fork()
-        if child:                                        # A: report B's pid, then wait for B
-            os.close(read_end)
-            wire.send(sock, {"pid": child})
-            sock.close()
-            os.close(write_end)
-            _, status = os.waitpid(child, 0)
-            os._exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status)
-                     else 128 + os.WTERMSIG(status))
-        os.close(write_end)
-        os.read(read_end, 1)                             # until A has reported our pid
-        os.close(read_end)
-        limits.drop_privileges(config["uid"], config["gid"])
+    level = config.get("level", "process")
+    if level == "namespaces":
+        _enter_namespaces(sock, cfg, config)              # continues as pid 1 of a new namespace
     else:
         wire.send(sock, {"pid": os.getpid()})
+    if level != "process":
+        limits.drop_privileges(config["uid"], config["gid"])
     os.chdir(config["home"])
     limits.scrub_environment()                           # the grader's, also from memory
     os.environ.update(limits.worker_environment(config["home"]))
-    limits.apply_rlimits(cfg)
+    limits.apply_rlimits(cfg, level)
+    network_blocked = level == "namespaces" or (level == "user" and netfilter.block_network())
     _single_threaded_maths()
     from autograder.sandbox.worker import serve
-    wire.send(sock, {"ready": True})
+    wire.send(sock, {"ready": True, "network_blocked": network_blocked})
     serve(sock)
+
+
+def _enter_namespaces(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> None:
+    """Private mount, network and pid namespaces (as root): own /tmp and /dev/shm, the kit
+    and everything in ``cfg.protected_paths()`` hidden. Returns in B, pid 1 of the new pid
+    namespace with a /proc of its own; A stays behind, reports B's pid and exits with it."""
+    limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID)
+    limits.make_mounts_private()
+    limits.private_scratch(cfg.private_tmp_mb, limits.interpreter_paths())
+    home = config["home"]
+    if not os.path.isdir(home):                          # it was in the covered /tmp
+        os.makedirs(home, 0o700)
+        os.chown(home, config["uid"], config["gid"])
+    limits.expose_interpreter(home)
+    limits.hide_folders(cfg.protected_paths())
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child:                                            # A: report B's pid, then wait for B
+        os.close(read_end)
+        wire.send(sock, {"pid": child})
+        sock.close()
+        os.close(write_end)
+        _, status = os.waitpid(child, 0)
+        os._exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status)
+                 else 128 + os.WTERMSIG(status))
+    os.close(write_end)
+    os.read(read_end, 1)                                 # until A has reported our pid
+    os.close(read_end)
+    limits.fresh_proc()
 
 
 def _single_threaded_maths() -> None:

@@ -1,9 +1,11 @@
 """Locking the worker down: unprivileged user, namespaces, hidden folders, rlimits.
 
-Everything here runs in the freshly forked worker before any student code, in this order:
+Everything here runs in the freshly forked worker before any student code, in this order
+(which steps run depends on the isolation level, see levels.py):
 
-    new session -> (root) new mount + network + pid namespaces -> hide kit folders
-    -> drop to the unprivileged user -> rlimits -> environment
+    new session -> [namespaces] new mount + network + pid namespaces, private /tmp and
+    /dev/shm, hide kit folders, fresh /proc -> [namespaces, user] drop to the unprivileged
+    user, [user] seccomp network filter -> rlimits -> environment
 
 Memory is capped with ``RLIMIT_DATA`` (private writable memory), not ``RLIMIT_AS``: torch
 reserves far more address space than it uses, so ``RLIMIT_AS`` breaks it.
@@ -20,17 +22,20 @@ from dataclasses import dataclass, field
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 4096, 16384, 1 << 18
 
 # Defined once here; batch.py, cli.py and check.py import them. This module must stay
 # importable anywhere (Windows, macOS, no torch): POSIX-only modules (pwd, resource, libc)
 # are imported inside the functions that run in the worker or as root.
 WORKER_USER = "ag-student"          # the unprivileged user student code runs as (when root)
 DEFAULT_CALL_TIMEOUT = 20.0         # seconds one call into student code may take
+METADATA_PATH = "/autograder/submission_metadata.json"   # Gradescope's (names, emails, ids)
+METADATA_ENV = "AUTOGRADER_METADATA_PATH"                # another place for it (tests)
 
 
 @functools.lru_cache(maxsize=1)
-def _libc() -> ctypes.CDLL:
+def libc() -> ctypes.CDLL:
+    """The C library (loaded once; load it before forking, ``find_library`` runs ldconfig)."""
     import ctypes.util
     return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 
@@ -44,9 +49,13 @@ class SandboxConfig:
     max_processes: int = 64             # threads count too (per worker user, when root)
     output_limit: int = 64 * 1024       # bytes of stdout/stderr kept per worker
     file_size_mb: int = 64              # largest file the worker may write
-    hide: list[str] = field(default_factory=list)   # folders the worker must not see (root only)
+    hide: list[str] = field(default_factory=list)   # what the worker must not see (root only)
     user: str = WORKER_USER
-    isolate: bool | None = None         # None: isolate by user/namespaces iff running as root
+    isolation: str = "auto"             # "auto" | "namespaces" | "user" | "process" (levels.py);
+                                        # "auto" also reads AUTOGRADER_ISOLATION
+    # the platform's submission metadata (names, emails): never readable by the worker
+    metadata_path: str = field(default_factory=lambda: os.environ.get(METADATA_ENV) or METADATA_PATH)
+    private_tmp_mb: int = 64            # size of the worker's own /tmp and /dev/shm (namespaces level)
     worker_start: str = "auto"          # "fork" (zygote), "spawn" (fresh interpreter, sandbox/spawn.py),
                                         # "auto": spawn where fork is missing or unsafe (Windows, macOS)
 
@@ -54,17 +63,15 @@ class SandboxConfig:
         if self.load_timeout is None:   # an import may take longer than a call, never less
             self.load_timeout = max(self.call_timeout, DEFAULT_CALL_TIMEOUT)
 
-    @property
-    def privileged(self) -> bool:
-        return os.geteuid() == 0 if self.isolate is None else self.isolate
+    def protected_paths(self) -> list[str]:
+        """Everything the worker must not read: the hidden folders and the metadata file."""
+        return sorted({*self.hide, self.metadata_path} - {""})
 
 
-def isolation_summary(config: SandboxConfig) -> str:
-    if config.privileged:
-        return (f"worker runs as user {config.user!r} in private mount/network/pid namespaces; "
-                "kit, hidden tests and results folder hidden")
-    return ("not running as root: the worker is a separate process with limits, but runs as "
-            "the same user as the grader (no user or namespace isolation)")
+def describe_level(level: str) -> str:
+    """One line for logs and the results summary: what isolation ``level`` protects."""
+    from autograder.sandbox.levels import describe_level as describe
+    return describe(level)
 
 
 # --------------------------------------------------------------------------- user
@@ -89,17 +96,61 @@ def make_mounts_private() -> None:
 
 
 def unshare(flags: int) -> None:
-    if _libc().unshare(flags) != 0:
+    if libc().unshare(flags) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"unshare failed: {os.strerror(err)}")
 
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
-    rc = _libc().mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
+    rc = libc().mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
                      ctypes.c_ulong(flags), data.encode() if data else None)
     if rc != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def interpreter_paths() -> set[str]:
+    """Where the worker may import from: the interpreter's prefixes and ``sys.path``.
+
+    Only real absolute paths: ``sys.path`` also holds path-hook markers (an editable
+    install's "__editable__…__path_hook__") and entries that do not exist."""
+    return {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *sys.path)
+            if p and os.path.isabs(p) and os.path.exists(p)}
+
+
+def private_scratch(size_mb: int, keep: set[str]) -> None:
+    """Give the worker its own size-capped ``/tmp`` and ``/dev/shm`` (tmpfs, private mount
+    namespace): what it writes there is capped, invisible to others and freed with it.
+
+    Paths in ``keep`` that lay under them (an interpreter or a checkout in ``/tmp``) are
+    bound back from the covered folder, reached through a descriptor opened before."""
+    for folder in ("/tmp", "/dev/shm"):
+        if not os.path.isdir(folder) or os.path.islink(folder):
+            continue
+        inside = sorted(p for p in keep if p.startswith(folder + "/"))
+        old = os.open(folder, os.O_PATH | os.O_DIRECTORY)
+        try:
+            mount_tmpfs(folder, f"size={size_mb}m,mode=1777")
+            for path in inside:
+                source = f"/proc/self/fd/{old}/{path[len(folder) + 1:]}"
+                if os.path.isdir(source):
+                    os.makedirs(path, 0o755, exist_ok=True)
+                else:
+                    os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+                _mount(source, path, None, MS_BIND | MS_REC, None)
+        finally:
+            os.close(old)
+
+
+def fresh_proc() -> bool:
+    """Mount a /proc that shows only this pid namespace (run as its pid 1). False if the
+    platform refuses (the worker then still sees the machine's process list)."""
+    try:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+        return True
+    except OSError:
+        return False
 
 
 def expose_interpreter(stash_root: str) -> None:
@@ -110,10 +161,7 @@ def expose_interpreter(stash_root: str) -> None:
     private mount namespace, the blocking folder is covered with a traversable tmpfs into
     which only the needed child is bind-mounted back. The real file system is untouched.
     """
-    # Only real absolute paths: sys.path also holds path-hook markers (an editable install's
-    # "__editable__…__path_hook__") and entries that do not exist.
-    needed = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *sys.path)
-              if p and os.path.isabs(p) and os.path.exists(p)}
+    needed = interpreter_paths()
     blocked: dict[str, set[str]] = {}
     for path in needed:
         parts = path.strip("/").split("/")
@@ -135,8 +183,13 @@ def expose_interpreter(stash_root: str) -> None:
             else:                                      # e.g. a zip on sys.path
                 os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
             _mount(source, target, None, MS_BIND | MS_REC, None)
-        _libc().umount2(stash.encode(), 2)               # MNT_DETACH
+        libc().umount2(stash.encode(), 2)               # MNT_DETACH
         os.rmdir(stash)
+
+
+def mount_tmpfs(target: str, options: str) -> None:
+    """A fresh tmpfs on ``target`` (private mount namespace only)."""
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
 
 
 def hide_folders(paths: list[str]) -> None:
@@ -158,14 +211,15 @@ def drop_privileges(uid: int, gid: int) -> None:
         raise OSError("could not drop root privileges")
 
 
-def apply_rlimits(config: SandboxConfig) -> None:
+def apply_rlimits(config: SandboxConfig, level: str = "process") -> None:
+    """Memory, file size, core, open files; processes too when the worker has its own user."""
     import resource
     data_now = _current_data_bytes()
     _set(resource.RLIMIT_DATA, data_now + config.memory_mb * 1024 * 1024)
     _set(resource.RLIMIT_FSIZE, config.file_size_mb * 1024 * 1024)
     _set(resource.RLIMIT_CORE, 0)
     _set(resource.RLIMIT_NOFILE, 256)
-    if config.privileged:                              # per-uid count: only meaningful for our own user
+    if level != "process":                             # per-uid count: only meaningful for our own user
         _set(resource.RLIMIT_NPROC, config.max_processes)
 
 
@@ -227,6 +281,54 @@ def pid_namespace(pid: int) -> str | None:
         return os.readlink(f"/proc/{pid}/ns/pid")
     except OSError:
         return None
+
+
+def kill_all_of_user(uid: int, gid: int) -> None:
+    """SIGKILL every process of ``uid`` (user level: no namespace to kill instead).
+
+    A helper forked for this drops to ``uid`` and calls ``kill(-1, SIGKILL)``: the kernel
+    then signals every process of that user in one pass, so a fork bomb cannot outrun a
+    /proc scan. Parallel graders use different worker users; theirs are not touched."""
+    if uid == 0:
+        raise ValueError("refusing to kill every process of root")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            drop_privileges(uid, gid)
+            for _ in range(3):
+                try:
+                    os.kill(-1, 9)
+                except ProcessLookupError:
+                    break
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def remove_user_files(uid: int, folders: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")) -> list[str]:
+    """Delete what ``uid`` left at the top of the shared scratch folders (user level);
+    the paths removed. Symbolic links are removed, never followed."""
+    import shutil
+    removed = []
+    for folder in folders:
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for name in entries:
+            path = os.path.join(folder, name)
+            try:
+                info = os.lstat(path)
+                if info.st_uid != uid:
+                    continue
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+                removed.append(path)
+            except OSError:
+                continue
+    return removed
 
 
 def kill_user_processes(uid: int, namespace: str | None) -> None:

@@ -11,13 +11,14 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
 
 from autograder.sandbox import forkserver as zygote
-from autograder.sandbox import limits, wire
+from autograder.sandbox import levels, limits, wire
 from autograder.sandbox.errors import ExerciseUnavailable, WorkerCrashed
 from autograder.sandbox.worker import Server
 
@@ -81,30 +82,34 @@ class _DeadlineSocket:
 class WorkerProcess:
     """One sandboxed worker, started by the fork server."""
 
-    def __init__(self, forkserver: zygote.ForkServer, config: limits.SandboxConfig, ids: dict):
+    def __init__(self, forkserver: zygote.ForkServer, config: limits.SandboxConfig, ids: dict,
+                 level: str = "process"):
         self.config = config
+        self.level = level                  # "namespaces" | "user" | "process" (levels.py)
         self.home = tempfile.mkdtemp(prefix="ag-worker-")
-        if config.privileged:
+        if level != "process":
             os.chown(self.home, ids["uid"], ids["gid"])
         os.chmod(self.home, 0o700)
         self._sock, theirs = socket.socketpair()
         out_r, out_w = os.pipe()
         self._forkserver = forkserver
         self.leader = forkserver.spawn([theirs.fileno(), out_w], {
-            "limits": dataclasses.asdict(config), "home": self.home, **ids})
+            "limits": dataclasses.asdict(config), "home": self.home, "level": level, **ids})
         theirs.close()
         os.close(out_w)
         self.output = OutputCollector(out_r, config.output_limit)
         self.output.start()
-        self.uid = ids.get("uid")
+        self.uid, self.gid = ids.get("uid"), ids.get("gid")
         self.pid = self.leader
-        self.namespace: str | None = None   # the worker's own pid namespace (root only)
+        self.namespace: str | None = None   # the worker's own pid namespace (namespaces level)
+        self.network_blocked = False
         try:
             hello, _ = self.request({}, [], timeout=30.0, expect_hello=True)
             self.pid = hello["pid"]
-            if config.privileged:
+            if level == "namespaces":
                 self.namespace = limits.pid_namespace(self.pid)
-            self.request({}, [], timeout=30.0, expect_hello=True)      # {"ready": true}
+            ready, _ = self.request({}, [], timeout=30.0, expect_hello=True)   # {"ready": true, ...}
+            self.network_blocked = bool(ready.get("network_blocked"))
         except WorkerCrashed:
             time.sleep(0.1)
             raise SandboxStartError("the sandbox worker failed to start:\n" + self.output.text()) from None
@@ -142,8 +147,11 @@ class WorkerProcess:
                 os.kill(target, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        if self.config.privileged and self.uid is not None:
+        if self.level == "namespaces" and self.uid is not None:
             limits.kill_user_processes(self.uid, self.namespace)
+        elif self.level == "user" and self.uid is not None:    # no namespace: all of its user
+            limits.kill_all_of_user(self.uid, self.gid)
+            limits.remove_user_files(self.uid)
         if status is None:
             status = self._forkserver.reap(self.leader)
         self._sock.close()
@@ -182,9 +190,49 @@ class Sandbox:
         self._worker: WorkerProcess | None = None
         self._local: Server | None = None
         self._ids: dict = {}
-        if not in_process and self.config.privileged:
+        self.level, self.level_why = self._pick_level()
+        self.network_blocked = self.level == "namespaces"
+        self._checked_files = False
+        self._network_noted = False
+        if self.level != "process":
             uid, gid = limits.ensure_user(self.config.user)
             self._ids = {"uid": uid, "gid": gid}
+        levels.announce(self.level, self.level_why)
+
+    def _pick_level(self) -> tuple[str, str]:
+        """The isolation level this sandbox runs at, and why (see levels.py)."""
+        if self.in_process:
+            return "process", "benchmark: student code runs in the grader's own process"
+        from autograder.sandbox import spawn
+        if spawn.chosen(self.config):
+            levels.requested(self.config.isolation)         # an unknown value is still an error
+            return "process", "workers are started without fork here (a fresh interpreter each)"
+        try:
+            return levels.resolve(self.config.isolation)
+        except levels.IsolationUnavailable as exc:
+            raise SandboxStartError(str(exc)) from None
+
+    def _check_files(self) -> None:
+        """User level, before any student code: the worker user must be unable to read what
+        is protected, and able to read the interpreter. Locks what it can (we are root)."""
+        if self._checked_files or self.level != "user":
+            return
+        from autograder.sandbox import harden
+        uid, gid = self._ids["uid"], self._ids["gid"]
+        blocked = harden.unreadable_interpreter(uid, gid)
+        if blocked:
+            raise SandboxStartError(
+                f"isolation level 'user': the worker user {self.config.user!r} cannot read the "
+                f"interpreter's files ({', '.join(blocked)}); install Python outside a private "
+                "home folder, or grade where namespaces are allowed")
+        try:
+            locked = harden.ensure_unreadable(self.config.protected_paths(), uid, gid)
+        except harden.StillReadable as exc:
+            raise SandboxStartError(f"isolation level 'user': {exc}") from None
+        if locked:
+            print(f"isolation: user — made unreadable to {self.config.user!r}: {', '.join(locked)}",
+                  file=sys.stderr, flush=True)
+        self._checked_files = True
 
     # -- lifecycle
     def start(self) -> None:
@@ -203,6 +251,16 @@ class Sandbox:
                 self.load_errors[name] = reply[0]["error"]
             else:
                 self._loaded.append(name)
+
+    def _note_network(self, blocked: bool) -> None:
+        """User level: whether the worker's seccomp filter is on; said once when it is not."""
+        if self.level != "user":
+            return
+        if not blocked and not self._network_noted:
+            print("isolation: user — the network is NOT blocked at this level (no seccomp "
+                  "filter on this platform)", file=sys.stderr, flush=True)
+            self._network_noted = True
+        self.network_blocked = blocked
 
     def close(self) -> None:
         if self._worker is not None:
@@ -247,7 +305,9 @@ class Sandbox:
         else:
             if self._forkserver is None or not self._forkserver.alive():
                 self._forkserver = zygote.shared()
-            self._worker = WorkerProcess(self._forkserver, self.config, self._ids)
+            self._check_files()
+            self._worker = WorkerProcess(self._forkserver, self.config, self._ids, self.level)
+            self._note_network(self._worker.network_blocked)
         for name in self._loaded:           # deterministic code loads the same way again
             source = self.modules[name]
             self._worker.request({"op": "load", "name": name, "filename": source.filename,

@@ -46,7 +46,7 @@ def _tamper():
                 _os.utime(path, (0, 0))
             except Exception:
                 pass
-    for path in ("/tmp/@TOKEN@-tamper-ran",):
+    for path in ("/var/tmp/ag-proof-@TOKEN@/tamper-ran",):
         open(path, "w").close()                            # proof that this code did run
 
 

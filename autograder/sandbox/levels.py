@@ -1,0 +1,119 @@
+"""Isolation levels: the strongest one the platform allows, picked once per process.
+
+    namespaces  root with CAP_SYS_ADMIN (and mounts allowed): the worker gets private mount,
+                network and pid namespaces, private /tmp and /dev/shm, the kit hidden.
+    user        root without namespaces (Docker's default seccomp profile, no CAP_SYS_ADMIN:
+                Gradescope): the worker drops to the unprivileged worker user; the kit, hidden
+                tests, results and metadata are unreadable to it by ownership and permissions
+                (verified before any student code runs, see harden.py); network blocked with
+                a seccomp filter where the kernel allows it.
+    process     not root (a laptop, a student's ``check``): a separate process with limits.
+
+Forced levels (tests, instructors): ``SandboxConfig.isolation``, else the environment
+variable ``AUTOGRADER_ISOLATION``, else "auto". A forced level stronger than the platform
+allows is refused (:class:`IsolationUnavailable`), never silently weakened.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+LEVELS = ("namespaces", "user", "process")
+ENV_VAR = "AUTOGRADER_ISOLATION"
+
+_DESCRIPTIONS = {
+    "namespaces": ("student code runs as an unprivileged user in private mount, network and pid "
+                   "namespaces, with private /tmp and /dev/shm; the kit, hidden tests, submission "
+                   "and results are not visible to it"),
+    "user": ("student code runs as an unprivileged user; the kit, hidden tests, submission, "
+             "results and submission metadata are unreadable to it by ownership and permissions "
+             "(checked before grading); no private namespaces"),
+    "process": ("student code runs in a separate process with time and memory limits, as the "
+                "same user as the grader (no user or namespace isolation)"),
+}
+
+
+class IsolationUnavailable(RuntimeError):
+    """A forced isolation level that this platform cannot give."""
+
+
+def describe_level(level: str) -> str:
+    """One line for logs and the results summary: what ``level`` protects."""
+    return _DESCRIPTIONS[level]
+
+
+@functools.lru_cache(maxsize=1)
+def detect() -> tuple[str, str]:
+    """(strongest level available, why), probed once per process."""
+    if not hasattr(os, "geteuid") or not sys.platform.startswith("linux"):
+        return "process", f"no user or namespace isolation on {sys.platform}"
+    if os.geteuid() != 0:
+        return "process", "the grader is not running as root"
+    refused = _probe_namespaces()
+    if refused is None:
+        return "namespaces", "root, and private namespaces and mounts are allowed"
+    return "user", f"root, but private namespaces are refused here ({refused})"
+
+
+def requested(config_value: str | None) -> str:
+    """The level asked for: the config's, else the environment's, else "auto"."""
+    value = (config_value or "auto").strip().lower()
+    if value == "auto":
+        value = (os.environ.get(ENV_VAR) or "auto").strip().lower()
+    if value != "auto" and value not in LEVELS:
+        raise ValueError(f"unknown isolation level {value!r} (use auto, {', '.join(LEVELS)})")
+    return value
+
+
+def resolve(config_value: str | None) -> tuple[str, str]:
+    """(level to use, why). A forced level stronger than the platform allows is refused."""
+    wanted = requested(config_value)
+    best, why = detect()
+    if wanted == "auto":
+        return best, why
+    if LEVELS.index(wanted) < LEVELS.index(best):
+        raise IsolationUnavailable(f"isolation level {wanted!r} was asked for, but the best this "
+                                   f"platform gives is {best!r}: {why}")
+    if wanted == best:
+        return wanted, f"forced ({why})"
+    return wanted, f"forced (the platform would allow {best!r})"
+
+
+_announced: set[tuple[int, str]] = set()
+
+
+def announce(level: str, why: str) -> None:
+    """Print ``isolation: <level> — <why>`` to stderr, once per process and level."""
+    key = (os.getpid(), level)
+    if key not in _announced:
+        _announced.add(key)
+        print(f"isolation: {level} — {why}", file=sys.stderr, flush=True)
+
+
+def _probe_namespaces() -> str | None:
+    """None if a child can make private mount/network/pid namespaces and mount a tmpfs in
+    them; otherwise why not (e.g. "unshare: Operation not permitted")."""
+    from autograder.sandbox import limits
+
+    limits.libc()                               # loaded before the fork
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                # the probe: report and leave, nothing else
+        os.close(read_end)
+        message = b"OK"
+        try:
+            limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID)
+            limits.make_mounts_private()
+            limits.mount_tmpfs("/tmp", "size=4k,mode=0700")
+        except BaseException as exc:            # noqa: BLE001 - the reason is the answer
+            message = str(exc).encode()[:500] or type(exc).__name__.encode()
+        os.write(write_end, message)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        reason = pipe.read().decode(errors="replace")
+    os.waitpid(pid, 0)
+    if reason == "OK":
+        return None
+    return reason or "the probe process died"
