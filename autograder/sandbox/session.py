@@ -121,8 +121,10 @@ class WorkerProcess:
             if not expect_hello:
                 self._sock.settimeout(timeout)
                 wire.send(self._sock, header, buffers)
-            return wire.recv(_DeadlineSocket(self._sock, deadline),   # type: ignore[arg-type]
-                             limit=wire.MAX_REPLY_BYTES, header_limit=wire.MAX_REPLY_HEADER_BYTES)
+            reply, buffers = wire.recv(_DeadlineSocket(self._sock, deadline),   # type: ignore[arg-type]
+                                       limit=wire.MAX_REPLY_BYTES,
+                                       header_limit=wire.MAX_REPLY_HEADER_BYTES)
+            return (reply if expect_hello else wire.check_reply(reply)), buffers
         except TimeoutError:
             self.kill()
             raise WorkerCrashed("timeout", f"did not finish within {timeout:g} s "

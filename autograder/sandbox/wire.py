@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import socket
 import struct
 from typing import Any, Callable
@@ -39,6 +40,10 @@ MAX_FRAME_BYTES = 512 * 1024 * 1024
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 MAX_REPLY_HEADER_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
+# A value nested MAX_DEPTH deep is about two JSON levels per level ({"L": [...]}).
+MAX_HEADER_DEPTH = 2 * MAX_DEPTH + 8
+MAX_INT_DIGITS = 400                 # Python ints cross the boundary exactly, within reason
+MAX_BUFFERS = 100_000
 
 _NUMPY_DTYPES = {np.dtype(t).str: np.dtype(t) for t in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -154,6 +159,7 @@ class Decoder:
     def __init__(self, buffers: list[bytes], from_handle: Callable[[dict], Any] | None = None,
                  from_ref: Callable[[dict], Any] | None = None):
         self.buffers = buffers
+        self._used: set[int] = set()      # each buffer decodes once: output <= what was received
         self._from_handle = from_handle
         self._from_ref = from_ref
 
@@ -200,8 +206,11 @@ class Decoder:
         raise WireError(f"unknown tag {sorted(node)[:3]}")
 
     def _buffer(self, index: Any) -> bytes:
-        if not isinstance(index, int) or not 0 <= index < len(self.buffers):
+        if type(index) is not int or not 0 <= index < len(self.buffers):
             raise WireError("bad buffer index")
+        if index in self._used:
+            raise WireError("a buffer referenced more than once")
+        self._used.add(index)
         return self.buffers[index]
 
     def _array(self, node: dict) -> np.ndarray:
@@ -241,7 +250,7 @@ def _as_list(value: Any) -> list:
 
 
 def _shape(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, list) or not all(isinstance(d, int) and d >= 0 for d in value):
+    if not isinstance(value, list) or not all(type(d) is int and 0 <= d < 2**40 for d in value):
         raise WireError("malformed shape")
     if len(value) > 32:
         raise WireError("too many dimensions")
@@ -266,20 +275,17 @@ def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES,
          header_limit: int | None = None) -> tuple[dict, list[bytes]]:
     """Read one frame. Raises ``EOFError`` when the peer closed, ``WireError`` on garbage.
 
-    Sizes are checked before anything is read, so an oversized frame costs no memory."""
+    Sizes are checked before anything is read, so an oversized frame costs no memory; the
+    header's nesting and numbers are checked before (and while) it is parsed, so any
+    malformed header is a ``WireError``, never another exception."""
     head_limit = min(limit, header_limit or limit)
     (head_len,) = struct.unpack("<I", _read_exact(sock, 4))
     if head_len > head_limit:
         raise WireError(f"a reply of more than {_megabytes(head_limit)} "
                         "of structure (lists, dicts, strings); return arrays or tensors")
-    try:
-        header = json.loads(_read_exact(sock, head_len))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise WireError(f"header is not JSON: {exc}") from None
-    if not isinstance(header, dict):
-        raise WireError("header is not an object")
+    header = parse_header(_read_exact(sock, head_len))
     (count,) = struct.unpack("<I", _read_exact(sock, 4))
-    if count > 100_000:
+    if count > MAX_BUFFERS:
         raise WireError("too many buffers")
     buffers, total = [], head_len
     for _ in range(count):
@@ -289,6 +295,88 @@ def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES,
             raise WireError(f"a reply larger than {_megabytes(limit)}")
         buffers.append(_read_exact(sock, size))
     return header, buffers
+
+
+def check_reply(header: dict) -> dict:
+    """A worker's reply as the grader may use it: ``{"ok": value}`` (the value is checked
+    when decoded) or ``{"error": record}`` with typed, clipped fields; else ``WireError``."""
+    if set(header) == {"ok"}:
+        return header
+    record = header.get("error")
+    if set(header) != {"error"} or not isinstance(record, dict) or not set(record) <= _ERROR_FIELDS:
+        raise WireError("malformed reply")
+    clean: dict = {}
+    for key, value in record.items():
+        if key in ("kind", "type", "message", "text"):
+            if not isinstance(value, str):
+                raise WireError(f"malformed error record ({key})")
+            clean[key] = value[:_MAX_ERROR_CHARS]
+        elif key in ("line", "offset"):
+            if value is not None and type(value) is not int:
+                raise WireError(f"malformed error record ({key})")
+            clean[key] = value
+        else:
+            clean[key] = _frames(value)
+    return {"error": clean}
+
+
+_ERROR_FIELDS = {"kind", "type", "message", "where", "line", "offset", "text"}
+_MAX_ERROR_CHARS = 4000
+_MAX_FRAMES = 16
+
+
+def _frames(value: Any) -> list[list]:
+    """Traceback frames ``[filename, line, function, source]`` of an error record."""
+    if not isinstance(value, list):
+        raise WireError("malformed error record (where)")
+    frames = []
+    for frame in value[-_MAX_FRAMES:]:
+        if not (isinstance(frame, list) and len(frame) == 4 and isinstance(frame[0], str)
+                and (frame[1] is None or type(frame[1]) is int)
+                and isinstance(frame[2], str) and isinstance(frame[3], str)):
+            raise WireError("malformed error record (where)")
+        frames.append([frame[0][:300], frame[1], frame[2][:100], frame[3][:300]])
+    return frames
+
+
+def parse_header(raw: bytes) -> dict:
+    """A frame's JSON header; ``WireError`` for anything that is not a bounded JSON object."""
+    if header_depth(raw) > MAX_HEADER_DEPTH:
+        raise WireError(f"header nested more than {MAX_HEADER_DEPTH} deep")
+    try:
+        header = json.loads(raw.decode("utf-8"), parse_int=_bounded_int)
+    except (ValueError, RecursionError, TypeError, OverflowError) as exc:   # JSONDecodeError too
+        raise WireError(f"header is not JSON: {_clip(exc)}") from None
+    if not isinstance(header, dict):
+        raise WireError("header is not an object")
+    return header
+
+
+def header_depth(raw: bytes) -> int:
+    """The deepest ``[``/``{`` nesting outside JSON strings (an upper bound for any prefix
+    of ``raw`` that parses), computed without recursion."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_HEADER_DEPTH:
+        return 0                                    # cannot be deeper: skip the scan
+    outside = _JSON_STRING.sub(b"", raw)
+    codes = np.frombuffer(outside, dtype=np.uint8)
+    steps = (np.isin(codes, _OPENERS).astype(np.int64) - np.isin(codes, _CLOSERS).astype(np.int64))
+    return int(np.cumsum(steps).max(initial=0))
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_OPENERS = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSERS = np.frombuffer(b"]}", dtype=np.uint8)
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise WireError(f"an integer of more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _clip(exc: BaseException, limit: int = 200) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _megabytes(n: int) -> str:
