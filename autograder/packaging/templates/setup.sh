@@ -82,6 +82,9 @@ ensure_user()                          # the unprivileged worker user, created o
 print("kit", autograder.__file__, "| torch", torch.__version__, "| numpy", numpy.__version__)
 PY
 
-# ---- lock-down of the kit's files (isolation level `user`) goes here, once
-# ---- autograder/sandbox/harden.py exists: "$VENV/bin/python" -m autograder.sandbox.harden "$SOURCE"
+echo "== lock-down: the kit's files unreadable to the worker user (isolation level 'user')"
+# Root-owned, no group/other bits, so that a worker without namespaces (Docker's default
+# privileges: Gradescope) cannot read the kit, reference or hidden suites; the grader checks
+# this again before any student code runs. Also builds matplotlib's font cache in the image.
+"${VENV}/bin/python" -m autograder.sandbox.harden "${SOURCE}"
 echo "== set-up done"
