@@ -20,7 +20,7 @@ from typing import Any
 
 from autograder.sandbox.errors import StudentError, WorkerCrashed
 
-DEFAULT_BUDGET_S = 75.0       # per exercise; 5 x 75 s = 375 s, under run_autograder's 480 s
+DEFAULT_BUDGET_S = 70.0       # per exercise: 5 x 70 s = 350 s, well under run_autograder's 480 s (imports, start-up)
 _MAX_REF_SCAN = 200           # encoded arguments inspected for student references
 
 

@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", default=None, metavar="EX=SECONDS,…",
                    help="time budget of some exercises' tests, e.g. ex5=120 (see --exercise-budget)")
     p.add_argument("--exercise-budget", type=float, default=None, metavar="SECONDS",
-                   help="time budget for all the tests of one exercise (default: 75 s each); once "
+                   help="time budget for all the tests of one exercise (default: 70 s each); once "
                         "spent, its remaining tests fail and the other exercises are graded normally")
     p.add_argument("--isolation", default="auto", choices=("auto", "namespaces", "user", "process"),
                    help="isolation level for the student's code (default: the strongest this machine "
