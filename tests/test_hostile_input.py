@@ -1,0 +1,261 @@
+"""Hostile input, round 2 (issue 10 items 2, 3, 4, 8), graded through the real CLI.
+
+* intake: links (to the reference, to hidden tests, to /etc/shadow, /proc/self/environ, to
+  folders), hard links, zip bombs spread over ten zips, a BOM, malformed notebooks;
+* the grader's working folder: modules planted there never run;
+* the wire: a submission that writes raw frames to the worker's socket costs only that call;
+* support code and banned APIs at run time.
+
+Each run must end with a schema-valid results.json, with no secret, hidden-test line or
+kit path in it. Corpus files: ``tests/hostile_input/`` (see its README).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograder import contract, results
+from test_hostile import PYTHON, ROOT, _lines, render, secret_lines, sources, stub_source
+
+CORPUS = Path(__file__).resolve().parent / "hostile_input"
+IS_ROOT = os.geteuid() == 0
+WORKER_USER = "ag-intake"
+RUN_BUDGET_S = 240
+SUITES = ROOT / "autograder" / "suites"
+
+
+@dataclass
+class Run:
+    data: dict
+    text: str
+    stdout: str
+    stderr: str
+    returncode: int
+    peak_rss_mb: float            # largest RSS of the grader or any process it started
+
+    def tests(self, ex: str) -> list[dict]:
+        return [t for t in self.data["tests"] if results.exercise_of(t) == ex]
+
+    def score(self, ex: str) -> float:
+        return sum(float(t["score"]) for t in self.tests(ex))
+
+    def max_score(self, ex: str) -> float:
+        return sum(float(t["max_score"]) for t in self.tests(ex))
+
+    def outputs(self, ex: str) -> str:
+        return "\n".join(str(t.get("output", "")) for t in self.tests(ex))
+
+
+# Runs the grader as its only child: RUSAGE_CHILDREN's peak is then this run's alone.
+_MEASURE = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.call(sys.argv[2:])\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "sys.exit(code)\n")
+
+
+@pytest.fixture
+def proof(monkeypatch):
+    """A folder the worker can write to and the test can read (the worker's /tmp is private;
+    its own root at the namespaces level shows this folder only through AUTOGRADER_SANDBOX_SHARE)."""
+    folder = Path(f"/var/tmp/ag-intake-proof-{uuid.uuid4().hex[:10]}")
+    folder.mkdir(mode=0o1777)
+    folder.chmod(0o1777)
+    monkeypatch.setenv("AUTOGRADER_SANDBOX_SHARE", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def solution(ex_id: str) -> str:
+    ex = contract.BY_ID[ex_id]
+    return (ROOT / "solutions" / ex.folder / ex.filename).read_text()
+
+
+def corpus_file(case: str, name: str, **values: str) -> str:
+    text = render((CORPUS / case / name).read_text(), "intake", "unused")
+    for key, value in values.items():
+        text = text.replace(f"@{key}@", value)
+    return text
+
+
+def grade(submission: Path, exercises: str, out: Path, *, cwd: Path = ROOT,
+          env_extra: dict | None = None, timeout: float = 3.0) -> Run:
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / "results.json"
+    cmd = [PYTHON, "-m", "autograder", "grade", str(submission), "--exercises", exercises,
+           "--results", str(results_path), "--timeout", str(timeout), "--worker-user", WORKER_USER]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env.update(PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", **(env_extra or {}))
+    rss_file = out / "peak-rss-kb"
+    proc = subprocess.run([PYTHON, "-c", _MEASURE, str(rss_file), *cmd], cwd=cwd, env=env,
+                          capture_output=True, timeout=RUN_BUDGET_S)
+    peak = int(rss_file.read_text()) if rss_file.exists() else 0
+    assert results_path.exists(), f"no results.json: {proc.stderr[-3000:]!r}"
+    text = results_path.read_text()
+    run = Run(json.loads(text), text, proc.stdout.decode(errors="replace"),
+              proc.stderr.decode(errors="replace"), proc.returncode,
+              peak / 1024)
+    results.validate(run.data)
+    assert proc.returncode == 0, f"the CLI failed ({proc.returncode}): {run.stderr[-3000:]}"
+    assert run.data["tests"], run.data.get("output", "")[:2000]
+    assert str(ROOT) not in text, "results.json shows a path of the kit"
+    leaked = sorted(ln for ln in secret_lines(set()) if ln in text)
+    assert not leaked, f"hidden test or reference lines in results.json: {leaked[:5]}"
+    return run
+
+
+# --------------------------------------------------------------------------- item 2: links
+
+def test_symlinks_to_the_reference_score_nothing(tmp_path):
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    for ex in contract.EXERCISES:
+        (sub / ex.filename).symlink_to(ROOT / "reference" / ex.filename)
+    run = grade(sub, "ex1,ex2,ex3,ex4,ex5", tmp_path / "out")
+    assert run.data["score"] == 0
+    for ex in contract.EXERCISES:
+        assert f"refused: {ex.filename} is a symbolic link" in run.outputs(ex.id), ex.id
+
+
+def test_links_to_secrets_leak_nothing(tmp_path):
+    secret = f"SECRET-{uuid.uuid4().hex}"
+    sub = tmp_path / "submission"
+    (sub / "ex1").mkdir(parents=True)
+    hidden = SUITES / "ex1_attention" / "test_forward_np.py"
+    (sub / "ex1" / "attention.py").symlink_to(hidden)                  # a hidden test file
+    (sub / "multihead.py").symlink_to("/etc/shadow")
+    (sub / "causal.py").symlink_to("/proc/self/environ")
+    run = grade(sub, "ex1,ex3,ex4", tmp_path / "out", env_extra={"AG_HOSTILE_SECRET": secret})
+    assert run.data["score"] == 0
+    assert secret not in run.text, "the grader's environment reached results.json"
+    assert "root:" not in run.text, "/etc/shadow reached results.json"
+    hidden_lines = {ln.strip() for ln in hidden.read_text().splitlines() if len(ln.strip()) > 20}
+    assert not [ln for ln in hidden_lines if ln in run.text], "a hidden test line reached results.json"
+    assert "refused: ex1/attention.py is a symbolic link" in run.outputs("ex1")
+    assert "refused: causal.py is a symbolic link" in run.outputs("ex4")
+
+
+def test_linked_folders_and_hard_links_score_nothing(tmp_path):
+    outside = tmp_path / "classmate"
+    outside.mkdir()
+    (outside / "attention.py").write_text(solution("ex1"))
+    (outside / "causal.py").write_text(solution("ex4"))
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "ex1_attention").symlink_to(outside, target_is_directory=True)
+    os.link(outside / "causal.py", sub / "causal.py")
+    run = grade(sub, "ex1,ex4", tmp_path / "out")
+    assert run.score("ex1") == 0 and run.score("ex4") == 0
+    assert "refused: ex1_attention is a symbolic link" in run.outputs("ex1")
+    assert "refused: causal.py is a hard link" in run.outputs("ex4")
+
+
+def test_ten_small_zips_keep_the_grader_bounded(tmp_path):
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    payload = b"#" * (2 * 1024 * 1024 - 1000)
+    for n in range(10):                          # ~1.5 GB once inflated, ~2 MB uploaded
+        with zipfile.ZipFile(sub / f"part{n}.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+            for m in range(40):
+                zf.writestr(f"d{m}/attention.py", payload)
+                zf.writestr(f"d{m}/causal.py", payload)
+    (sub / "attention.py").write_text(solution("ex1"))
+    assert sum(p.stat().st_size for p in sub.iterdir()) < 5 * 1024 * 1024
+    run = grade(sub, "ex1,ex4", tmp_path / "out")
+    assert run.score("ex1") == run.max_score("ex1") > 0
+    assert run.score("ex4") == 0
+    # before: 2.3 GB; the grader and its workers each stay far below that now
+    assert run.peak_rss_mb < 1200, f"peak RSS {run.peak_rss_mb:.0f} MB"
+
+
+# --------------------------------------------------------------------------- item 2: honest oddities
+
+def test_a_bom_costs_nothing(tmp_path):
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "attention.py").write_bytes(b"\xef\xbb\xbf" + solution("ex1").encode())
+    run = grade(sub, "ex1", tmp_path / "out")
+    assert run.score("ex1") == run.max_score("ex1") == 20
+
+
+def test_malformed_notebooks_cost_only_their_exercise(tmp_path):
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    cell = {"cell_type": "code", "metadata": {"nbgrader": "solution"}, "outputs": [],
+            "source": solution("ex1").splitlines(keepends=True)}
+    (sub / "attention.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4}))
+    (sub / "causal.ipynb").write_text(json.dumps({"cells": {"0": "not a list"}, "nbformat": 4}))
+    (sub / "multihead.ipynb").write_text("[" * 100_000)
+    run = grade(sub, "ex1,ex3,ex4", tmp_path / "out")
+    assert run.score("ex1") == run.max_score("ex1") == 20
+    assert run.score("ex3") == 0 and run.score("ex4") == 0
+    assert "causal.ipynb is not a readable Jupyter notebook" in run.outputs("ex4")
+    assert "multihead.ipynb is not a readable Jupyter notebook" in run.outputs("ex3")
+
+
+# --------------------------------------------------------------------------- item 3: the working folder
+
+def _plant_markers(proof: Path) -> list[str]:
+    return sorted(p.name for p in proof.iterdir() if p.name.endswith("-imported"))
+
+
+def test_modules_in_the_working_folder_are_never_imported(tmp_path, proof):
+    """Planted before the grader starts: python -m puts the cwd first on sys.path."""
+    cwd = proof / "cwd"
+    cwd.mkdir(mode=0o777)
+    cwd.chmod(0o777)
+    plant = f'import os\nopen(os.path.join("{proof}", __name__ + "-imported"), "w").close()\n'
+    for name in ("pytest", "_pytest", "numpy", "conftest", "argparse", "json", "torch"):
+        (cwd / f"{name}.py").write_text(plant)
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "attention.py").write_text(solution("ex1"))
+    run = grade(sub, "ex1", tmp_path / "out", cwd=cwd)
+    assert _plant_markers(proof) == [], "a module from the working folder was imported"
+    assert run.score("ex1") == run.max_score("ex1") == 20
+
+
+def test_modules_planted_during_grading_never_run(tmp_path, proof):
+    """The stub writes pytest.py & co. into the grader's world-writable cwd at import time."""
+    cwd = proof / "cwd"
+    cwd.mkdir(mode=0o777)
+    cwd.chmod(0o777)
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "attention.py").write_text(corpus_file("plant_in_cwd", "attention.py",
+                                                  CWD=str(cwd), PROOF=str(proof)))
+    run = grade(sub, "ex1", tmp_path / "out", cwd=cwd)
+    assert _plant_markers(proof) == [], "a module planted by the submission was imported"
+    assert run.score("ex1") == 0
+    planted = sorted(p.name for p in proof.iterdir() if p.name.startswith("planted-"))
+    # Where the worker cannot even see the folder (namespaces level) nothing was planted:
+    # the attack is stopped one step earlier. Either way it must not have run.
+    assert planted == [] or (cwd / "pytest.py").exists()
+
+
+# --------------------------------------------------------------------------- item 4: raw frames
+
+_FRAME_REASONS = ("referenced more than once", "nested more than", "more than 400 digits",
+                  "header is not an object", "malformed reply")
+
+
+def test_raw_frames_on_the_worker_socket_cost_only_those_calls(tmp_path):
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "attention.py").write_text(corpus_file("raw_frames", "attention.py"))
+    (sub / "causal.py").write_text(solution("ex4"))
+    run = grade(sub, "ex1,ex4", tmp_path / "out", timeout=10.0)
+    assert run.score("ex4") == run.max_score("ex4") > 0, "an honest exercise lost points"
+    assert run.score("ex1") < run.max_score("ex1")
+    seen = {reason for reason in _FRAME_REASONS if reason in run.outputs("ex1")}
+    assert len(seen) >= 3, f"the attack was seen only as {seen}; the case proves little"
+    # before: one reply drove the grader from 434 MB to 2.4 GB
+    assert run.peak_rss_mb < 1200, f"peak RSS {run.peak_rss_mb:.0f} MB"
