@@ -42,6 +42,7 @@ from pathlib import Path
 import autograder
 from autograder import contract, results
 from autograder import jobs as private_jobs
+from autograder.sandbox.lifetime import BATCH_ENV
 
 KIT_ROOT = Path(autograder.__file__).resolve().parent.parent
 METADATA = "submission_metadata.yml"
@@ -213,6 +214,7 @@ class Runner:
         env.setdefault("MPLBACKEND", "Agg")
         env.setdefault("PYTHONHASHSEED", "0")          # inherited by the forked workers: same runs
         env.pop("PYTEST_ADDOPTS", None)
+        env[BATCH_ENV] = str(os.getpid())             # a grader ends if the batch is killed
         return env
 
     def grade(self, entry: Entry) -> Row:
@@ -275,11 +277,20 @@ class Runner:
         return b""
 
     def stop_all(self) -> None:
+        """Stop every running grader at once: SIGINT, then SIGKILL after ``KILL_GRACE``. Only
+        signals and waits: the threads grading them still read their output."""
         self.stopping = True
         with self._lock:
             live = list(self._live)
-        for proc in live:
-            self._stop(proc)
+        for sig in (signal.SIGINT, signal.SIGKILL):
+            for proc in live:
+                _signal_group(proc, sig)
+            deadline = time.monotonic() + KILL_GRACE
+            while time.monotonic() < deadline and any(p.poll() is None for p in live):
+                time.sleep(0.05)
+            live = [p for p in live if p.poll() is None]
+            if not live:
+                return
 
     def stage(self, entry: Entry) -> Path:
         """The private copy this job grades: ``<stage root>/<key>/`` (a folder's contents) or
@@ -376,6 +387,25 @@ def _complete(data: dict) -> bool:
     """False for a results.json the grader wrote while grading was still under way."""
     extra = data.get("extra_data")
     return not (isinstance(extra, dict) and extra.get("complete") is False)
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _interrupt_on_termination() -> None:
+    """SIGTERM and SIGHUP stop the batch like Ctrl-C: its graders (each in its own session,
+    out of reach of a signal to the batch's group) are stopped, not left running."""
+    def interrupt(_sig: int, _frame: object) -> None:
+        for name in names:                          # once: the clean-up must not be interrupted
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+        raise KeyboardInterrupt
+    names = [name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    for name in names:
+        signal.signal(getattr(signal, name), interrupt)
 
 
 def _tail(data: bytes, limit: int) -> bytes:
@@ -493,6 +523,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def command(args: argparse.Namespace) -> int:
     exercises = contract.select(args.exercises)
     out = Path(args.out)
+    _interrupt_on_termination()
     try:
         rows, found = run_batch(Path(args.submissions), out, exercises, jobs=args.jobs,
                                 call_timeout=args.timeout, student_timeout=args.student_timeout,

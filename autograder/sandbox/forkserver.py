@@ -22,7 +22,7 @@ import socket
 import sys
 import time
 
-from autograder.sandbox import limits, netfilter, wire
+from autograder.sandbox import lifetime, limits, netfilter, wire
 # Loaded here, in the grader, so every worker has it before its mounts hide the kit's source.
 from autograder.sandbox import worker as _worker_module  # noqa: F401
 
@@ -39,16 +39,19 @@ class ForkServer:
         # Objects that exist now are never collected in the children: the garbage collector
         # then does not walk (and so copy) every page of torch's and numpy's objects in each
         # worker, which keeps them shared with the grader.
+        lifetime.die_with_batch()                       # a grader of a killed batch ends
+        grader = os.getpid()
         gc.collect()
         gc.freeze()
         pid = os.fork()
         gc.unfreeze()
         if pid == 0:                                    # the zygote
-            parent.close()
             try:
+                lifetime.start_zygote(grader)           # ends, with all it started, when we do
+                parent.close()
                 _zygote_main(child)
             finally:
-                os._exit(0)
+                lifetime.shutdown()
         child.close()
         self.pid = pid
         self._ctrl = parent
@@ -58,9 +61,13 @@ class ForkServer:
         return self._reply()["pid"]
 
     def reap(self, pid: int, timeout: float = 5.0) -> int | None:
-        """Wait for a worker leader; its raw wait status, or None if it did not end in time."""
-        self._ctrl.sendall(json.dumps({"op": "reap", "pid": pid, "timeout": timeout}).encode())
-        return self._reply()["status"]
+        """Wait for a worker leader; its raw wait status, or None if it did not end in time
+        or the zygote is gone (its workers die with it: see ``lifetime``)."""
+        try:
+            self._ctrl.sendall(json.dumps({"op": "reap", "pid": pid, "timeout": timeout}).encode())
+            return self._reply()["status"]
+        except (OSError, ValueError):
+            return None
 
     def close(self) -> None:
         try:
@@ -104,6 +111,7 @@ def shared() -> ForkServer:
 def _zygote_main(ctrl: socket.socket) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     finished: dict[int, int] = {}
+    leaders: set[int] = set()                           # spawned workers not yet reaped
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(ctrl, _CTRL_MAX, 4)
@@ -114,12 +122,28 @@ def _zygote_main(ctrl: socket.socket) -> None:
         msg = json.loads(data)
         if msg["op"] == "spawn":
             pid = _spawn(fds, msg["config"], ctrl)
+            leaders.add(pid)
             for fd in fds:
                 os.close(fd)
             ctrl.sendall(json.dumps({"pid": pid}).encode())
         elif msg["op"] == "reap":
-            ctrl.sendall(json.dumps({"status": _wait(msg["pid"], msg["timeout"], finished)}).encode())
-        _reap_others(finished)
+            status = _reap_worker(msg["pid"], msg["timeout"], finished, leaders)
+            ctrl.sendall(json.dumps({"status": status}).encode())
+        _reap_others(finished, leaders)
+        lifetime.kill_orphans(leaders)
+
+
+def _reap_worker(pid: int, timeout: float, finished: dict[int, int], leaders: set[int]) -> int | None:
+    """Wait for a worker leader; once it has ended, kill whatever it left behind (what was
+    below it, and what was re-parented to us when it died) before answering the grader."""
+    below = lifetime.descendants(pid)
+    status = _wait(pid, timeout, finished)
+    if status is not None:
+        leaders.discard(pid)
+        lifetime.kill_all(below)
+        _reap_others(finished, leaders)
+        lifetime.kill_orphans(leaders)
+    return status
 
 
 def _wait(pid: int, timeout: float, finished: dict[int, int]) -> int | None:
@@ -138,7 +162,9 @@ def _wait(pid: int, timeout: float, finished: dict[int, int]) -> int | None:
         time.sleep(0.005)
 
 
-def _reap_others(finished: dict[int, int]) -> None:
+def _reap_others(finished: dict[int, int], leaders: set[int]) -> None:
+    """Collect ended children: workers' statuses are kept for ``_wait``; adopted orphans
+    (we are a subreaper) are only reaped."""
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -146,7 +172,9 @@ def _reap_others(finished: dict[int, int]) -> None:
             return
         if pid == 0:
             return
-        finished[pid] = status
+        if pid in leaders:
+            leaders.discard(pid)
+            finished[pid] = status
 
 
 def _spawn(fds: list[int], config: dict, ctrl: socket.socket) -> int:
@@ -168,6 +196,7 @@ def _spawn(fds: list[int], config: dict, ctrl: socket.socket) -> int:
 
 
 def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
+    lifetime.start_worker()                 # zygote's signal handlers off; dies with its parent
     os.setsid()
     try:                # RLIMIT_DATA is per process: if the container still runs out of memory
         with open("/proc/self/oom_score_adj", "w") as adj:     # (a fork bomb that allocates),
@@ -195,6 +224,7 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
         wire.send(sock, {"pid": os.getpid()})
     if level != "process":
         limits.drop_privileges(config["uid"], config["gid"])
+    lifetime.die_with_parent()              # again: a change of user or group ids clears it
     os.chdir(config["home"])
     limits.scrub_environment()                           # the grader's, also from memory
     os.environ.update(limits.worker_environment(config["home"]))

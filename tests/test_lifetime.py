@@ -1,0 +1,369 @@
+"""No process outlives its grader (issue 14).
+
+Each case starts ``python -m autograder grade`` for real, in its own session, on a submission
+that hangs (at import, in a call, or after starting a daemon that detached with setsid and a
+double fork and cleared its parent-death signal), waits for the chosen moment by polling for
+the student's own process name (the student code sets it with prctl(PR_SET_NAME)), kills the
+grader in one of the ways graders die, and then checks that nothing it started is left.
+
+"Started by the grader" is recognised without trusting the code under test: every process
+forked from the grader (zygote, workers, the student's children) keeps the grader's command
+line, which holds a folder name unique to the case; at the root levels, anything of the
+case's worker user counts too. The checks poll for up to ``GONE_WITHIN`` seconds.
+"""
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKER_USER = "ag-life"             # a worker user of our own: uid-wide checks hit only our cases
+NOBODY = 65534
+GONE_WITHIN = 6.0                   # seconds for everything to end after the kill
+APPEAR_WITHIN = 90.0                # seconds for a grader to reach the wanted moment (busy machine)
+STUDENT_TIMEOUT = 15.0              # batch --student-timeout: after the worker's start-up (~5 s)
+
+if not sys.platform.startswith("linux"):
+    pytest.skip("process lifetime is enforced with Linux facilities", allow_module_level=True)
+
+# What ps shows for this process (/proc/self/comm is not writable after the privilege drop).
+NAME = '__import__("ctypes").CDLL(None).prctl(15, {!r}, 0, 0, 0)\n'
+HANG_AT_IMPORT = "import time\n" + NAME.format(b"hang-import") + "while True:\n    time.sleep(0.2)\n"
+HANG_IN_CALL = "import time\n\n\ndef _hang(*args, **kwargs):\n    " + NAME.format(b"hang-call") + \
+    "    while True:\n        time.sleep(0.2)\n\n\n" + "".join(
+        f"{name} = _hang\n" for name in ("softmax", "scaled_dot_product_attention_np",
+                                        "attention_backward_np", "numerical_gradient",
+                                        "scaled_dot_product_attention"))
+DAEMON_THEN_HANG = """\
+import ctypes, os, time
+if os.fork() == 0:                      # a daemon: own session, double fork, no parent-death signal
+    os.setsid()
+    if os.fork() == 0:
+        ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)
+        """ + NAME.format(b"hang-daemon") + """\
+        while True:
+            time.sleep(0.2)
+    os._exit(0)
+""" + NAME.format(b"hang-import") + "while True:\n    time.sleep(0.2)\n"
+
+SUBMISSIONS = {"import": HANG_AT_IMPORT, "call": HANG_IN_CALL, "daemon": DAEMON_THEN_HANG}
+MOMENTS = {          # what to wait for before the kill (comm names); () = kill at once
+    "start": (),
+    "zygote": ("ag-zygote",),
+    "import": ("hang-import",),
+    "call": ("hang-call",),
+    "daemon": ("hang-daemon", "hang-import"),
+}
+
+
+# --------------------------------------------------------------------------- processes
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def _live_processes() -> list[tuple[int, int, str, bytes]]:
+    """(pid, uid, comm, cmdline) of every process that is not a zombie."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        stat = _read(f"/proc/{entry}/stat").rsplit(b")", 1)[-1].split()
+        if not stat or stat[0] in (b"Z", b"X"):
+            continue
+        try:
+            uid = os.stat(f"/proc/{entry}").st_uid
+        except OSError:
+            continue
+        comm = _read(f"/proc/{entry}/comm").decode("utf-8", "replace").strip()
+        out.append((int(entry), uid, comm, _read(f"/proc/{entry}/cmdline")))
+    return out
+
+
+def _ours(token: str, uid: int | None) -> list[tuple[int, int, str]]:
+    """Processes started for this case: the token in the command line, or the worker user."""
+    return [(pid, puid, comm) for pid, puid, comm, cmd in _live_processes()
+            if token.encode() in cmd or (uid is not None and puid == uid)]
+
+
+def _of_user(uid: int) -> list[tuple[int, int, str]]:
+    return [(pid, puid, comm) for pid, puid, comm, _cmd in _live_processes() if puid == uid]
+
+
+def _wait_for(token: str, uid: int | None, names: tuple[str, ...], grader: subprocess.Popen) -> None:
+    deadline = time.monotonic() + APPEAR_WITHIN
+    while time.monotonic() < deadline:
+        found = {comm for _pid, _uid, comm in _ours(token, uid)}
+        if all(name in found for name in names):
+            return
+        if grader.poll() is not None:
+            pytest.fail(f"the grader ended (code {grader.returncode}) before {names} appeared")
+        time.sleep(0.02)
+    pytest.fail(f"{names} did not appear within {APPEAR_WITHIN:g} s")
+
+
+def _assert_all_gone(token: str, uid: int | None, what: str) -> None:
+    deadline = time.monotonic() + GONE_WITHIN
+    while (left := _ours(token, uid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"{what}: still running {GONE_WITHIN:g} s after the kill: {left}"
+
+
+def _kill_leftovers(token: str) -> None:
+    """The test itself must not leak, whatever happened."""
+    for pid, _uid, _comm in _ours(token, None):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- set-up
+
+@dataclass
+class Level:
+    name: str
+    prefix: tuple[str, ...]             # command prefix that runs the grader at this level
+    extra: tuple[str, ...]              # extra `grade` options
+    uid: int | None                     # the worker user's uid (None: no separate user)
+    owner: int                          # who must be able to write the case's folder
+    python: str = sys.executable
+    kit: Path = ROOT                    # the folder holding autograder/ and reference/
+
+
+# The user level needs an interpreter the worker user can read: the kit's venv lives under
+# a private /root here. tests/test_isolation_levels.py builds this one (torch, numpy, ...).
+OUTSIDE_PYTHON = Path("/opt/agtest-venv/bin/python")
+
+
+def _grade_help() -> str:
+    return subprocess.run([sys.executable, "-m", "autograder", "grade", "-h"], cwd=ROOT,
+                          capture_output=True, text=True, env=_env(ROOT)).stdout
+
+
+def _env(kit: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "AG_"))}
+    env.update(PYTHONPATH=str(kit), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg",
+               OMP_NUM_THREADS="1")
+    return env
+
+
+@pytest.fixture(scope="module")
+def user_level_kit():
+    """A copy of the kit in a folder everyone may enter (as /autograder/source on Gradescope):
+    the user level locks the kit against the worker user, which must not touch this tree."""
+    base = Path(tempfile.mkdtemp(prefix="ag-life-kit-", dir="/var/tmp"))
+    base.chmod(0o755)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("autograder", "reference"):
+        shutil.copytree(ROOT / name, base / "source" / name, ignore=ignore)
+    (base / "source").chmod(0o755)
+    yield base / "source"
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _worker_uid() -> int:
+    from autograder.sandbox import limits
+    return limits.ensure_user(WORKER_USER)[0]
+
+
+def _level(name: str, request: pytest.FixtureRequest) -> Level:
+    if os.geteuid() != 0:
+        if name != "unprivileged":
+            pytest.skip(f"the {name} level needs root (the tests run as uid {os.geteuid()})")
+        return Level(name, (), (), None, os.geteuid())
+    if name == "namespaces":
+        return Level(name, (), ("--worker-user", WORKER_USER), _worker_uid(), 0)
+    if name == "user":
+        if "--isolation" not in _grade_help():
+            pytest.skip("`grade` has no --isolation option (the user level cannot be forced)")
+        if not OUTSIDE_PYTHON.exists():
+            pytest.skip(f"the user level needs a Python outside /root with torch ({OUTSIDE_PYTHON})")
+        return Level(name, (), ("--worker-user", WORKER_USER, "--isolation", "user"), _worker_uid(), 0,
+                     str(OUTSIDE_PYTHON), request.getfixturevalue("user_level_kit"))
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is needed to run the grader as an unprivileged user")
+    return Level(name, ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"),
+                 (), None, NOBODY)
+
+
+@pytest.fixture
+def case_dir():
+    """A folder every level can read (tmp_path is private to root), removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix=f"ag-life-{uuid.uuid4().hex[:8]}-"))
+    folder.chmod(0o755)
+    yield folder
+    _kill_leftovers(folder.name)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _submission(folder: Path, kind: str, owner: int) -> tuple[Path, Path]:
+    sub = folder / "submission"
+    sub.mkdir(mode=0o755)
+    (sub / "attention.py").write_text(SUBMISSIONS[kind])
+    (sub / "attention.py").chmod(0o644)
+    out = folder / "out"
+    out.mkdir(mode=0o755)
+    os.chown(out, owner, -1) if os.geteuid() == 0 else None
+    return sub, out / "results.json"
+
+
+def _start_grader(level: Level, sub: Path, results: Path, wrapper: tuple[str, ...] = ()) -> subprocess.Popen:
+    cmd = [*wrapper, *level.prefix, level.python, "-m", "autograder", "grade", str(sub),
+           "--exercises", "ex1", "--results", str(results), "--timeout", "120", *level.extra]
+    return subprocess.Popen(cmd, cwd=level.kit, env=_env(level.kit), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def _kill(grader: subprocess.Popen, how: str) -> None:
+    """Kill the grader the way ``how`` says; for ``timeout*`` the grader runs under timeout(1),
+    and SIGALRM makes timeout act as if its time had run out (signal to the grader and to
+    timeout's process group)."""
+    if how == "SIGKILL-group":                   # an outer time limit, batch's last resort
+        os.killpg(grader.pid, signal.SIGKILL)
+    elif how == "SIGINT-group":                  # Ctrl-C, batch --student-timeout's first step
+        os.killpg(grader.pid, signal.SIGINT)
+    elif how == "SIGTERM":                       # kill <pid>: the grader process only
+        os.kill(grader.pid, signal.SIGTERM)
+    elif how == "SIGKILL":
+        os.kill(grader.pid, signal.SIGKILL)
+    elif how.startswith("timeout"):
+        os.kill(grader.pid, signal.SIGALRM)
+    else:
+        raise ValueError(how)
+
+
+def _wrapper(how: str) -> tuple[str, ...]:
+    if how == "timeout":
+        return ("timeout", "600")
+    if how == "timeout-KILL":
+        return ("timeout", "-s", "KILL", "600")
+    return ()
+
+
+# --------------------------------------------------------------------------- grade
+
+# (level, submission, moment, how): every submission, moment and way of dying at the root
+# level with namespaces; a spread of them at the other levels.
+CASES = [
+    ("namespaces", "import", "start", "SIGKILL-group"),
+    ("namespaces", "import", "zygote", "SIGTERM"),
+    ("namespaces", "import", "import", "SIGKILL-group"),
+    ("namespaces", "import", "import", "SIGINT-group"),
+    ("namespaces", "import", "import", "timeout"),
+    ("namespaces", "call", "call", "SIGTERM"),
+    ("namespaces", "call", "call", "timeout-KILL"),
+    ("namespaces", "daemon", "daemon", "SIGKILL"),
+    ("namespaces", "daemon", "daemon", "SIGINT-group"),
+    ("user", "import", "import", "SIGKILL-group"),
+    ("user", "call", "call", "SIGTERM"),
+    ("user", "daemon", "daemon", "timeout"),
+    ("unprivileged", "import", "zygote", "SIGKILL-group"),
+    ("unprivileged", "import", "import", "SIGTERM"),
+    ("unprivileged", "call", "call", "timeout"),
+    ("unprivileged", "daemon", "daemon", "SIGKILL-group"),
+    ("unprivileged", "daemon", "daemon", "SIGINT-group"),
+]
+
+
+@pytest.mark.parametrize("level_name,kind,moment,how", CASES,
+                         ids=["-".join(c) for c in CASES])
+def test_nothing_outlives_the_grader(request, case_dir, level_name, kind, moment, how):
+    level = _level(level_name, request)
+    sub, results = _submission(case_dir, kind, level.owner)
+    token = case_dir.name
+    grader = _start_grader(level, sub, results, _wrapper(how))
+    try:
+        _wait_for(token, level.uid, MOMENTS[moment], grader)
+        _kill(grader, how)
+        grader.wait(timeout=30)
+    finally:
+        if grader.poll() is None:
+            os.killpg(grader.pid, signal.SIGKILL)
+            grader.wait()
+    _assert_all_gone(token, level.uid, f"{level_name}: {kind} killed by {how} at {moment}")
+    if moment != "start":                        # the placeholder is written before anything
+        assert results.is_file() and results.stat().st_size > 0
+
+
+def test_a_killed_zygote_takes_its_workers_along(request, case_dir):
+    """The backstop: a worker dies with its parent even if the zygote cannot clean up."""
+    level = _level("namespaces", request)
+    sub, results = _submission(case_dir, "import", level.owner)
+    token = case_dir.name
+    grader = _start_grader(level, sub, results)
+    try:
+        _wait_for(token, level.uid, ("hang-import",), grader)
+        zygotes = [pid for pid, _uid, comm in _ours(token, None) if comm == "ag-zygote"]
+        assert len(zygotes) == 1
+        os.kill(zygotes[0], signal.SIGKILL)
+        deadline = time.monotonic() + GONE_WITHIN
+        while (left := _of_user(level.uid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not left, f"the worker outlived its zygote: {left}"
+    finally:
+        os.killpg(grader.pid, signal.SIGKILL)
+        grader.wait()
+    _assert_all_gone(token, level.uid, "after the zygote was killed")
+
+
+# --------------------------------------------------------------------------- batch
+
+def _start_batch(folder: Path, student_timeout: float) -> tuple[subprocess.Popen, str]:
+    subs = folder / "subs"
+    (subs / "hanging").mkdir(parents=True)
+    (subs / "hanging" / "attention.py").write_text(DAEMON_THEN_HANG)
+    cmd = [sys.executable, "-m", "autograder", "batch", str(subs), "--out", str(folder / "grades.csv"),
+           "--exercises", "ex1", "--jobs", "1", "--no-progress",
+           "--student-timeout", f"{student_timeout:g}"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(ROOT), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    return proc, folder.name
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="batch's worker users need root")
+def test_batch_student_timeout_leaves_nothing(case_dir):
+    """The student's time runs out while its import hangs: batch stops the grader (SIGINT,
+    then SIGKILL to its group) and nothing of it may remain."""
+    batch, token = _start_batch(case_dir, student_timeout=STUDENT_TIMEOUT)
+    try:
+        _wait_for(token, None, MOMENTS["daemon"], batch)
+        assert batch.wait(timeout=STUDENT_TIMEOUT + 30) == 0
+    finally:
+        if batch.poll() is None:
+            os.killpg(batch.pid, signal.SIGKILL)
+            batch.wait()
+    _assert_all_gone(token, None, "batch --student-timeout")
+    assert "timeout" in (case_dir / "grades.csv").read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="batch's worker users need root")
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_interrupted_batch_leaves_nothing(case_dir, how):
+    batch, token = _start_batch(case_dir, student_timeout=600)
+    try:
+        _wait_for(token, None, MOMENTS["daemon"], batch)
+        os.kill(batch.pid, getattr(signal, how))
+        batch.wait(timeout=30)
+    finally:
+        if batch.poll() is None:
+            os.killpg(batch.pid, signal.SIGKILL)
+            batch.wait()
+    _assert_all_gone(token, None, f"batch killed with {how}")
