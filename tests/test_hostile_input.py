@@ -259,3 +259,37 @@ def test_raw_frames_on_the_worker_socket_cost_only_those_calls(tmp_path):
     assert len(seen) >= 3, f"the attack was seen only as {seen}; the case proves little"
     # before: one reply drove the grader from 434 MB to 2.4 GB
     assert run.peak_rss_mb < 1200, f"peak RSS {run.peak_rss_mb:.0f} MB"
+
+
+# --------------------------------------------------------------------------- item 8: support code and bans
+
+def _failing(run: Run, ex: str) -> set[str]:
+    return {t["name"] for t in run.tests(ex) if t["status"] != "passed"}
+
+
+def test_rebinding_support_globals_hides_no_in_place_bug(tmp_path):
+    """The in-place softmax alone, then with the kit's support globals (and numpy.isnan)
+    rebound to report "unchanged": the attack must not win a single test."""
+    from mutants import mutant_source
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    (baseline / "attention.py").write_text(
+        mutant_source(ROOT / "tests" / "submissions" / "ex1" / "mutants" / "softmax_in_place.diff"))
+    attacked = tmp_path / "attacked"
+    attacked.mkdir()
+    (attacked / "attention.py").write_text(corpus_file("support_globals", "attention.py"))
+    plain = grade(baseline, "ex1", tmp_path / "out-baseline")
+    attack = grade(attacked, "ex1", tmp_path / "out-attacked")
+    assert plain.score("ex1") < plain.max_score("ex1"), "the in-place mutant went unnoticed"
+    assert attack.score("ex1") <= plain.score("ex1")
+    assert _failing(plain, "ex1") <= _failing(attack, "ex1")
+
+
+def test_banned_api_reached_at_run_time_fails(tmp_path):
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "attention.py").write_text(corpus_file("runtime_bans", "attention.py"))
+    run = grade(sub, "ex1", tmp_path / "out")
+    assert run.score("ex1") < run.max_score("ex1")
+    assert "torch.nn.functional.scaled_dot_product_attention is not allowed in this exercise" \
+        in run.outputs("ex1")

@@ -1,9 +1,11 @@
 """The worker's side of the boundary: hold student objects, answer requests.
 
 Runs inside the sandboxed worker process (and, for benchmarks, in-process). It imports
-only numpy/torch/matplotlib, the wire format and ``autograder.support``; it never sees
-hidden tests, the reference or expected values. Nothing it answers is trusted by the
-grader: every answer is data that the grader judges itself.
+only numpy/torch/matplotlib, the wire format, ``autograder.support``, the contract (data:
+which exercise bans which API) and ``guards``; it never sees hidden tests, the reference or
+expected values. Nothing it answers is trusted by the grader: every answer is data that the
+grader judges itself. Support code runs on frozen globals and banned APIs are guarded at
+run time (``guards.py``).
 
 Requests (header ``op``):
     load     {name, filename, source}          exec a student module -> module handle
@@ -26,7 +28,8 @@ import numpy as np
 import torch
 
 import autograder.support  # noqa: F401  (loaded before student code: the pristine copy)
-from autograder.sandbox import wire
+from autograder import contract  # data only: which exercise bans which API
+from autograder.sandbox import guards, wire
 
 # Taken before any student code runs: a submission that replaces torch.manual_seed cannot
 # stop the grader from resetting the generators.
@@ -75,19 +78,13 @@ _SUPPORT_SNAPSHOT: dict[str, Any] = {}
 
 
 def snapshot_support() -> types.ModuleType:
-    """Record every public callable of ``autograder.support`` as it is before student code runs."""
+    """Record every public callable of ``autograder.support`` as it is before student code
+    runs, each on frozen globals (``guards.freeze_support``): rebinding a global of a support
+    module, or a numpy/torch function it uses, from a student file changes nothing."""
     import autograder.support as support
 
-    def walk(module: types.ModuleType, prefix: str) -> None:
-        for name, value in vars(module).items():
-            if name.startswith("_"):
-                continue
-            if isinstance(value, types.ModuleType) and value.__name__.startswith(support.__name__):
-                walk(value, f"{prefix}{name}.")
-            elif callable(value):
-                _SUPPORT_SNAPSHOT[f"{prefix}{name}"] = value
-
-    walk(support, "")
+    if not _SUPPORT_SNAPSHOT:
+        _SUPPORT_SNAPSHOT.update(guards.freeze_support(support))
     return support
 
 
@@ -97,6 +94,7 @@ class Server:
     def __init__(self) -> None:
         self.table = ObjectTable({"support": snapshot_support()})
         self.student_files: set[str] = set()
+        self.bans = guards.BanGuards()
 
     # -- entry point: one frame in, one frame out
     def handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
@@ -145,6 +143,7 @@ class Server:
         module.__file__ = filename
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         self.student_files.add(filename)
+        self.bans.ban(filename, _banned_for(name))      # before any of its code runs
         sys.modules[name] = module
         try:
             code = compile(source, filename, "exec", dont_inherit=True)
@@ -174,6 +173,10 @@ class Server:
         """The traceback's frames in the student's files (the kit's stay private), last few."""
         return [[fs.filename, fs.lineno, _clip(fs.name, 80), _clip(fs.line or "", 200)]
                 for fs in frames if fs.filename in self.student_files][-MAX_TRACE_FRAMES:]
+
+
+def _banned_for(module_name: str) -> tuple[str, ...]:
+    return next((ex.banned for ex in contract.EXERCISES if ex.module == module_name), ())
 
 
 def _type_name(obj: Any) -> str:

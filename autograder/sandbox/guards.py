@@ -1,0 +1,186 @@
+"""Worker-side defences that do not depend on reading the student's source.
+
+* :class:`BanGuards` — the banned-API rule at run time. ``intake.find_banned`` reads the
+  source and names the line, but ``_T = torch`` or ``getattr(F, "scaled_dot_" + "product_attention")``
+  slip past any static rule. Before a student module whose exercise bans an API is loaded,
+  that API is replaced (in every module that binds it; a class gets a guarded ``__init__``)
+  by a guard that raises :class:`BannedAPIError` when its *immediate* Python caller is that
+  student file. The kit's support code, torch's own code (``nn.TransformerEncoderLayer``
+  building a ``MultiheadAttention``) and student files of exercises without that ban are
+  unaffected, so the rule is never stricter than the static one for indirect uses.
+* :func:`freeze_support` — the kit's support functions as they were before student code ran:
+  each function gets its own copy of its module's globals, in which modules (``np``,
+  ``torch``, ``F``) are replaced by read-only snapshots of their namespaces. A student file
+  that rebinds ``autograder.support.autograd._change`` or ``numpy.abs`` no longer changes
+  what ``call_and_check_unchanged`` reports.
+
+Only the worker is affected; the grader process never installs either.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import types
+from typing import Any, Callable
+
+
+class BannedAPIError(RuntimeError):
+    """A student file called an API its exercise forbids."""
+
+
+# --------------------------------------------------------------------------- banned APIs
+
+class BanGuards:
+    """Guards for dotted API names, each knowing which student files may not call it."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, set[str]] = {}         # dotted name -> student filenames banning it
+        self._originals: dict[str, Any] = {}
+
+    def ban(self, filename: str, dotted_names: tuple[str, ...] | list[str]) -> None:
+        """From now on ``filename`` may not call any of ``dotted_names`` (installed once each)."""
+        for dotted in dotted_names:
+            self._files.setdefault(dotted, set()).add(filename)
+            if dotted not in self._originals:
+                target = _resolve(dotted)
+                if target is not None:
+                    self._originals[dotted] = target
+                    self._install(dotted, target)
+
+    def _check(self, dotted: str, caller: str) -> None:
+        if caller in self._files.get(dotted, ()):
+            raise BannedAPIError(f"{dotted} is not allowed in this exercise")
+
+    def _install(self, dotted: str, target: Any) -> None:
+        check = self._check
+        if isinstance(target, type):
+            original_init = target.__init__
+
+            @functools.wraps(original_init)
+            def guarded_init(self, *args, **kwargs):
+                check(dotted, sys._getframe(1).f_code.co_filename)
+                return original_init(self, *args, **kwargs)
+
+            target.__init__ = guarded_init
+            return
+        if not callable(target):
+            return
+
+        @functools.wraps(target)
+        def guarded(*args, **kwargs):
+            check(dotted, sys._getframe(1).f_code.co_filename)
+            return target(*args, **kwargs)
+
+        _rebind_everywhere(target, guarded)
+
+
+def _resolve(dotted: str) -> Any:
+    """``torch.nn.functional.scaled_dot_product_attention`` -> the object, or None."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[cut:]:
+                obj = getattr(obj, name)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def _rebind_everywhere(old: Any, new: Any) -> None:
+    """Every module attribute that is ``old`` becomes ``new`` (torch binds some functions in
+    several modules, e.g. ``torch._C._nn`` and ``torch.nn.functional``)."""
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for name, value in list(namespace.items()):
+            if value is old:
+                try:
+                    setattr(module, name, new)
+                except (AttributeError, TypeError):
+                    pass
+
+
+# --------------------------------------------------------------------------- frozen support code
+
+class FrozenNamespace:
+    """A module's attributes as they were when this was made; unknown names fall through
+    to the live module (lazily created submodules)."""
+
+    def __init__(self, module: types.ModuleType):
+        self.__dict__.update(vars(module))
+        object.__setattr__(self, "_FrozenNamespace__module", module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__module, name)
+
+    def __repr__(self) -> str:
+        return f"<frozen namespace of {self.__module.__name__}>"
+
+
+def freeze_support(package: types.ModuleType) -> dict[str, Any]:
+    """``dotted name -> callable`` for every public callable of ``package``'s modules, each
+    running on frozen globals. Classes are kept, their methods rebuilt on frozen globals."""
+    snapshot: dict[str, Any] = {}
+    namespaces: dict[str, FrozenNamespace] = {}
+
+    def walk(module: types.ModuleType, prefix: str) -> None:
+        frozen = _frozen_globals(module, package.__name__, namespaces)
+        for name, value in vars(module).items():
+            if name.startswith("_"):
+                continue
+            if isinstance(value, types.ModuleType) and value.__name__.startswith(package.__name__):
+                walk(value, f"{prefix}{name}.")
+            elif callable(value):
+                snapshot[f"{prefix}{name}"] = frozen.get(name, value)
+
+    walk(package, "")
+    return snapshot
+
+
+def _frozen_globals(module: types.ModuleType, package: str,
+                    namespaces: dict[str, FrozenNamespace]) -> dict[str, Any]:
+    """A private copy of ``module``'s globals: its own functions rebuilt on it, modules
+    from outside the package replaced by frozen namespaces, class methods rebuilt."""
+    frozen = dict(vars(module))
+    for name, value in vars(module).items():
+        if isinstance(value, types.ModuleType) and not value.__name__.startswith(package):
+            if value.__name__ not in namespaces:
+                namespaces[value.__name__] = FrozenNamespace(value)
+            frozen[name] = namespaces[value.__name__]
+    for name, value in vars(module).items():
+        if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
+            frozen[name] = _rebuild(value, frozen)
+        elif isinstance(value, type) and value.__module__ == module.__name__:
+            for attr, member in list(vars(value).items()):
+                rebuilt = _rebuilt_member(member, module.__name__, frozen)
+                if rebuilt is not None:
+                    setattr(value, attr, rebuilt)
+    return frozen
+
+
+def _rebuilt_member(member: Any, module_name: str, frozen: dict) -> Any:
+    if isinstance(member, types.FunctionType) and member.__module__ == module_name:
+        return _rebuild(member, frozen)
+    if isinstance(member, (staticmethod, classmethod)) and isinstance(member.__func__, types.FunctionType):
+        return type(member)(_rebuild(member.__func__, frozen))
+    if isinstance(member, property):
+        parts = [_rebuild(f, frozen) if isinstance(f, types.FunctionType) else f
+                 for f in (member.fget, member.fset, member.fdel)]
+        return property(*parts, member.__doc__)
+    return None
+
+
+def _rebuild(fn: types.FunctionType, frozen: dict) -> Callable:
+    copy = types.FunctionType(fn.__code__, frozen, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__dict__.update(fn.__dict__)
+    copy.__qualname__, copy.__doc__, copy.__module__ = fn.__qualname__, fn.__doc__, fn.__module__
+    copy.__annotations__ = fn.__annotations__
+    return copy
