@@ -148,7 +148,7 @@ def test_replica_grades_like_gradescope(tmp_path):
                              say=lambda _m: None), only=["gradescope"])
     zip_path = ctx.artifacts["gradescope"][0]
     proc = subprocess.run([sys.executable, "-m", "autograder.packaging.replica", str(zip_path),
-                           "--replica-jobs", "2"], cwd=ROOT, capture_output=True, text=True, timeout=1500)
+                           "--replica-jobs", "3"], cwd=ROOT, capture_output=True, text=True, timeout=1500)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report[-6000:]
     rows = re.findall(r"^  (solutions|stubs|mutant|symlinks|reader) +(default|sys_admin) +(\S+)/(\S+) .* ok$",
