@@ -61,6 +61,7 @@ SUBMISSIONS = {"import": HANG_AT_IMPORT, "call": HANG_IN_CALL, "daemon": DAEMON_
 MOMENTS = {          # what to wait for before the kill (comm names); () = kill at once
     "start": (),
     "zygote": ("ag-zygote",),
+    "worker": ("ag-worker",),        # a worker exists; the student's import may not have begun
     "import": ("hang-import",),
     "call": ("hang-call",),
     "daemon": ("hang-daemon", "hang-import"),
@@ -101,8 +102,11 @@ def _ours(token: str, uid: int | None) -> list[tuple[int, int, str]]:
             if token.encode() in cmd or (uid is not None and puid == uid)]
 
 
-def _of_user(uid: int) -> list[tuple[int, int, str]]:
-    return [(pid, puid, comm) for pid, puid, comm, _cmd in _live_processes() if puid == uid]
+def _workers(token: str, uid: int | None) -> list[tuple[int, int, str]]:
+    """The case's worker processes: the worker user's, or (one user) those named by the
+    sandbox or by the student's code."""
+    return [(pid, puid, comm) for pid, puid, comm in _ours(token, uid)
+            if puid == uid or comm == "ag-worker" or comm.startswith("hang-")]
 
 
 def _wait_for(token: str, uid: int | None, names: tuple[str, ...], grader: subprocess.Popen) -> None:
@@ -264,6 +268,7 @@ def _wrapper(how: str) -> tuple[str, ...]:
 CASES = [
     ("namespaces", "import", "start", "SIGKILL-group"),
     ("namespaces", "import", "zygote", "SIGTERM"),
+    ("namespaces", "import", "worker", "SIGINT-group"),
     ("namespaces", "import", "import", "SIGKILL-group"),
     ("namespaces", "import", "import", "SIGINT-group"),
     ("namespaces", "import", "import", "timeout"),
@@ -302,9 +307,10 @@ def test_nothing_outlives_the_grader(request, case_dir, level_name, kind, moment
         assert results.is_file() and results.stat().st_size > 0
 
 
-def test_a_killed_zygote_takes_its_workers_along(request, case_dir):
+@pytest.mark.parametrize("level_name", ["namespaces", "unprivileged"])
+def test_a_killed_zygote_takes_its_workers_along(request, case_dir, level_name):
     """The backstop: a worker dies with its parent even if the zygote cannot clean up."""
-    level = _level("namespaces", request)
+    level = _level(level_name, request)
     sub, results = _submission(case_dir, "import", level.owner)
     token = case_dir.name
     grader = _start_grader(level, sub, results)
@@ -314,7 +320,7 @@ def test_a_killed_zygote_takes_its_workers_along(request, case_dir):
         assert len(zygotes) == 1
         os.kill(zygotes[0], signal.SIGKILL)
         deadline = time.monotonic() + GONE_WITHIN
-        while (left := _of_user(level.uid)) and time.monotonic() < deadline:
+        while (left := _workers(token, level.uid)) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not left, f"the worker outlived its zygote: {left}"
     finally:
