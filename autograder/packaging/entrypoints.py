@@ -7,7 +7,7 @@ Pure functions of :mod:`autograder.contract` data, used by the release pipeline
 
 * ``check.py`` in the release folder (all exercises) and in each exercise folder (that
   exercise; ``python check.py all`` for every one) — works from any folder, no install;
-* the last two cells of each exercise notebook: ``import check; check.run()``;
+* the last two cells of each exercise notebook: ``import check; ok = check.run()``;
 * ``conftest.py`` + ``pytest.ini`` at the release root: plain ``pytest`` runs the public
   tests through :mod:`autograder.student_pytest`;
 * a header on each copied ``tests/test_public.py`` saying all of the above.
@@ -134,5 +134,5 @@ def notebook_check_cells(ex: Exercise) -> tuple[str, str]:
                 f"shows each test's verdict with its message. Same tests as `python check.py` in "
                 f"this folder. The hidden tests, run when you submit, decide most of the grade.")
     code = ("import check                    # check.py, next to this notebook\n"
-            "check.run()                     # public tests of this exercise on your saved file")
+            "ok = check.run()                # public tests of this exercise on your saved file")
     return markdown, code

@@ -133,7 +133,7 @@ code. Re-run the notebook's import cell after each edit: it reloads your file.
 The public tests run on your saved files in three equivalent ways, on Windows, macOS and
 Linux, with a time limit on every call into your code:
 
-- **in the notebook**: its last cell (`import check; check.run()`) shows each test's verdict;
+- **in the notebook**: its last cell (`import check; ok = check.run()`) shows each test's verdict;
 - **from any folder of the release**, one command:
 
   ```bash

@@ -12,7 +12,7 @@ module's submodules and parameters.
 import pytest
 import torch
 
-from autograder.suites.checks import expect_tuple, expect_type
+from autograder.suites.checks import expect_equal, expect_tuple, expect_type
 
 
 @pytest.mark.public
@@ -26,8 +26,7 @@ def test_public_split_heads_layout(student):
                           [[2., 3.], [8., 9.]],
                           [[4., 5.], [10., 11.]]]])
     assert tuple(got.shape) == (1, 3, 2, 2), f"split_heads shape {tuple(got.shape)}, expected (1, 3, 2, 2)"
-    assert torch.equal(got, want), (f"split_heads(arange(12).reshape(1, 2, 6), 3) gave {got.tolist()}, "
-                                    f"expected {want.tolist()}")
+    expect_equal(got, want, "split_heads(arange(12).reshape(1, 2, 6), 3)", reveal=True)   # public: show both
 
 
 @pytest.mark.public

@@ -51,7 +51,7 @@ def test_public_path_length(student):
 @pytest.mark.public
 @pytest.mark.points(0.5)
 def test_public_models(student):
-    """public: both classifiers have the spec's parameters and return (B, num_classes) logits"""
+    """public: LSTMClassifier and AttentionClassifier have the spec's parameters and return (B, num_classes) logits"""
     module = student.lstm_vs_attention
     tokens = torch.tensor([[1, 2, 3, 4, 5], [6, 5, 4, 3, 2], [1, 1, 6, 6, 3]])   # (3, 5), vocab 7
     lstm = module.LSTMClassifier(7, 8, 6)
