@@ -11,6 +11,8 @@ weakened suite that stops catching a mutant fails here. Format: ``tests/mutants.
 """
 from __future__ import annotations
 
+import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,10 @@ import pytest
 from autograder import contract
 from kit import ROOT, SUBMISSIONS, failed_titles, grade_folder, make_submission
 from mutants import PatchError, apply_patch, as_submitted, expected_failures, make_patch, mutant_source
+from suite_covers import collected, covers_by_result_name, covers_of, justified, mutant_breaks
+
+NAMED = "Likely cause:"             # how a failure message names the student's mistake
+NAMED_SHARE = 0.80                  # issue 12: at least this share of mutants get a named mistake
 
 
 def _cases(kind: str, suffix: str) -> list:
@@ -33,14 +39,71 @@ def _grade_one(path: Path, source: str | Path, tmp_path: Path):
     return ex, grade_folder(folder, ex.id)
 
 
+@lru_cache(maxsize=None)
+def _graded_mutant(path: Path):
+    """A mutant's results, graded once per session (several tests read them)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return _grade_one(path, mutant_source(path), Path(tmp))[1]
+
+
+def _solution(path: Path) -> str:
+    ex = contract.BY_ID[path.parent.parent.name]
+    return as_submitted((ROOT / "solutions" / ex.folder / ex.filename).read_text())
+
+
 @pytest.mark.parametrize("path", _cases("mutants", ".diff"))
-def test_mutant_loses_points_on_the_named_test(path: Path, tmp_path: Path):
+def test_mutant_loses_points_on_the_named_test(path: Path):
     expected = expected_failures(path)
-    ex, results = _grade_one(path, mutant_source(path), tmp_path)
+    results = _graded_mutant(path)
     failed = failed_titles(results)
     assert results.score < results.max_score, f"{path.name} kept full marks"
     for words in expected:
         assert any(words in name for name in failed), f"{path.name}: no failing test matches {words!r}; failed: {failed}"
+
+
+@pytest.mark.parametrize("path", _cases("mutants", ".diff"))
+def test_mutant_fails_only_tests_about_what_it_breaks(path: Path):
+    """Issue 12: a failing test's title (its ``covers``) names something the mutant breaks:
+    its changed functions, the solution's functions that use them, or a declared
+    ``# breaks: name:property`` (in-place changes, the device argument, banned APIs)."""
+    breaks = mutant_breaks(_solution(path), mutant_source(path), path.read_text())
+    covers = covers_by_result_name()
+    blamed = {t.name: sorted(covers.get(t.name, set())) for t in _graded_mutant(path).tests
+              if not t.passed and not justified(covers.get(t.name, set()), breaks)}
+    assert not blamed, f"{path.name} breaks {sorted(breaks)} but fails tests about other things: {blamed}"
+
+
+def test_most_mutants_get_a_named_mistake():
+    """Issue 12: the share of mutants whose feedback names the likely mistake (a
+    "Likely cause:" line in some failing test), reported and at least NAMED_SHARE."""
+    paths = [p.values[0] for p in _cases("mutants", ".diff")]
+    unnamed = [f"{p.parent.parent.name}/{p.stem}" for p in paths
+               if not any(NAMED in t.output for t in _graded_mutant(p).tests if not t.passed)]
+    share = 1 - len(unnamed) / len(paths)
+    print(f"\nnamed likely mistake: {len(paths) - len(unnamed)} of {len(paths)} mutants ({share:.0%}); "
+          f"without: {', '.join(unnamed)}")
+    assert share >= NAMED_SHARE, f"only {share:.0%} of mutants get a named mistake; without: {unnamed}"
+
+
+def test_every_suite_test_says_what_it_covers():
+    """Each test covers contract names or ``name:property`` (from its covers marker, else its
+    title), so the blame check above has something to check."""
+    for ex_id, title, node, marker in collected():
+        names = contract.BY_ID[ex_id].names
+        cov = covers_of(ex_id, title, marker)
+        assert cov, f"{node}: add @pytest.mark.covers(...) or name the function in the title"
+        for name in cov:
+            assert name == "rules" or name.split(":")[0] in names, f"{node}: unknown covers name {name!r}"
+
+
+@pytest.mark.parametrize("path", _cases("mutants", ".diff"))
+def test_mutant_breaks_are_known_names(path: Path):
+    names = contract.BY_ID[path.parent.parent.name].names
+    breaks = mutant_breaks(_solution(path), mutant_source(path), path.read_text())
+    assert breaks, path.name
+    for name in breaks:
+        assert name == "rules" or name.split(":")[0] in names or name.startswith("_"), \
+            f"{path.name}: unknown name {name!r} in what it breaks"
 
 
 @pytest.mark.parametrize("path", _cases("alternatives", ".py"))
@@ -71,10 +134,33 @@ def test_patches_find_their_place_by_content():
 def test_a_wrong_return_type_is_explained_not_an_internal_error(tmp_path: Path):
     """A function that returns one array where the contract says a pair: every failing test
     says what came back, none falls through to the grader's internal-error message."""
-    path = SUBMISSIONS / "ex1" / "mutants" / "np_returns_output_only.diff"
-    _, results = _grade_one(path, mutant_source(path), tmp_path)
+    results = _graded_mutant(SUBMISSIONS / "ex1" / "mutants" / "np_returns_output_only.diff")
     failed = [t for t in results.tests if not t.passed]
     assert failed
     for t in failed:
         assert "could not finish this test" not in t.output, (t.name, t.output)
     assert any("expected a tuple of 2 values, got ndarray" in t.output for t in failed)
+
+
+def test_only_public_tests_reveal_expected_values():
+    """Issue 11: public failure messages may show expected values (``reveal=True``); hidden
+    tests never do."""
+    suites = ROOT / "autograder" / "suites"
+    for path in sorted(suites.rglob("*.py")):
+        if path.name == "checks.py":                     # where the option is defined
+            continue
+        if "reveal=True" in path.read_text():
+            assert path.parent.name == "public", f"{path.relative_to(ROOT)}: a hidden test reveals expected values"
+
+
+def test_reveal_shows_expected_and_actual_values_only_when_asked():
+    import numpy as np
+
+    from autograder.suites import checks
+    want, got = np.array([[1.0, 2.0]]), np.array([[1.0, 3.5]])
+    for kwargs in ({}, {"reveal": True}):
+        for check in (checks.expect_equal, checks.expect_close):
+            with pytest.raises(checks.GradingFailure) as info:
+                check(got, want, "x", **kwargs)
+            shown = "3.5" in str(info.value) and "2." in str(info.value)
+            assert shown == bool(kwargs), (check.__name__, kwargs, str(info.value))

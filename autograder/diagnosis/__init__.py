@@ -23,12 +23,21 @@ def _array(x: Any) -> np.ndarray | None:
 
 
 def diagnose(actual: Any, candidates: Candidates, rtol: float = 1e-4, atol: float = 1e-5) -> str | None:
-    """The hint of the first candidate whose output matches ``actual``, if any."""
+    """The hints of the candidates whose output matches ``actual``, if any: one hint, or
+    several joined by "or" when the test's inputs cannot tell those mistakes apart (never
+    one picked arbitrarily)."""
     got = _array(actual)
     if got is None:
         return None
+    hits: list[str] = []
     for hint, output in candidates.items():
         want = _array(output)
         if want is not None and want.shape == got.shape and np.allclose(got, want, rtol=rtol, atol=atol):
-            return hint
-    return None
+            hits.append(hint)
+    return join_hints(hits)
+
+
+def join_hints(hints: list[str]) -> str | None:
+    """``"A\n  or: B"`` for hints that fit equally well (duplicates dropped); None if none."""
+    unique = list(dict.fromkeys(hints))
+    return "\n  or: ".join(unique) if unique else None

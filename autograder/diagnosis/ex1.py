@@ -40,6 +40,12 @@ SOFTMAX_LAST_AXIS = ("your softmax normalises over the last axis whatever `axis`
                      "`axis` argument in the max and in the sum")
 SOFTMAX_GLOBAL = ("your softmax normalises over the whole array: sum along `axis` with "
                   "keepdims=True so that each slice sums to 1")
+SOFTMAX_SUM_LAST = ("your softmax sums over the last axis whatever `axis` says: use axis=axis in the "
+                    "sum (and in the max), with keepdims=True")
+SOFTMAX_NO_SHIFT = ("exp overflows for large entries: subtract each slice's max along `axis` "
+                    "(keepdims=True) before np.exp; softmax does not change under that shift")
+SOFTMAX_GLOBAL_MAX = ("you subtract the max of the whole array: slices far below it underflow to 0/0; "
+                      "subtract each slice's own max along `axis` (keepdims=True)")
 SOFTMAX_NO_KEEPDIMS = ("your softmax divides by sums that broadcast along the wrong axis: use "
                        "keepdims=True in the max and in the sum")
 
@@ -135,9 +141,31 @@ def softmax_mistakes(x, axis: int = -1) -> Candidates:
     out: dict[str, np.ndarray] = {}
     if axis not in (-1, xa.ndim - 1):
         out[SOFTMAX_LAST_AXIS] = softmax(xa, axis=-1)
+        e = np.exp(xa - np.max(xa, axis=axis, keepdims=True))
+        out[SOFTMAX_SUM_LAST] = e / np.sum(e, axis=-1, keepdims=True)
     e = np.exp(xa - xa.max())
     out[SOFTMAX_GLOBAL] = e / e.sum()
     return out
+
+
+def softmax_nan_hint(got, x, axis: int = -1) -> str:
+    """Name the unstable softmax whose NaN pattern ``got`` shares ("" if none does)."""
+    try:
+        nan = np.isnan(f64(got))
+    except (TypeError, ValueError):
+        return ""
+    xa = f64(x)
+    if nan.shape != xa.shape or not nan.any():
+        return ""
+    with np.errstate(all="ignore"):
+        e = np.exp(xa)
+        plain = e / e.sum(axis=axis, keepdims=True)
+        g = np.exp(xa - np.max(xa))
+        global_max = g / g.sum(axis=axis, keepdims=True)
+    for hint, variant in ((SOFTMAX_NO_SHIFT, plain), (SOFTMAX_GLOBAL_MAX, global_max)):
+        if np.array_equal(np.isnan(variant), nan):
+            return hint
+    return ""
 
 
 # --------------------------------------------------------------------------- backward

@@ -33,6 +33,16 @@ INTERLEAVED = ("the heads take every h-th feature instead of a contiguous block:
                "features i·d_head … (i+1)·d_head − 1 (reshape to (B, n, h, d_head))")
 MASK_AFTER = ("the mask is applied after the softmax (zeroing weights): mask the scores "
               "before the softmax so each row still sums to 1")
+KV_SWAPPED = ("the keys are projected from `value` and the values from `key`: k = W_k(key), "
+              "v = W_v(value)")
+V_WITH_W_K = "the values are projected with W_k: v = W_v(value)"
+K_WITH_W_Q = "the keys are projected with W_q: k = W_k(key)"
+KV_FROM_QUERY = ("the keys and values are computed from `query` (self-attention only): in "
+                 "cross-attention k = W_k(key) and v = W_v(value)")
+WEIGHTS_AVERAGED = ("the returned weights are averaged over the heads: return the per-head weights, "
+                    "shape (B, h, n, m), as the docstring asks")
+WEIGHTS_HEADS_MISSING = ("the returned weights have no head axis: return the per-head weights "
+                         "(B, h, n, m), not an average, sum or a single head")
 
 
 def _split(x: torch.Tensor, h: int, transpose: bool | str = True) -> torch.Tensor:
@@ -62,7 +72,9 @@ def _linear(state: Mapping[str, torch.Tensor], name: str, x: torch.Tensor) -> to
 def forward(state: Mapping[str, torch.Tensor], num_heads: int, query, key, value, mask=None, *,
             split_transpose: bool = True, combine_transpose: bool = True, scale: str = "d_head",
             use_w_o: bool = True, invert_mask: bool = False, softmax_dim: int = -1,
-            mask_after_softmax: bool = False, multiply_mask: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+            mask_after_softmax: bool = False, multiply_mask: bool = False,
+            projections: tuple[str, str, str, str, str, str] = ("W_q", "query", "W_k", "key", "W_v", "value"),
+            ) -> tuple[torch.Tensor, torch.Tensor]:
     """Multi-head attention in float64 with one mistake switched on (or none).
 
     ``split_transpose`` / ``combine_transpose``: True (correct), False (reshape without
@@ -70,9 +82,11 @@ def forward(state: Mapping[str, torch.Tensor], num_heads: int, query, key, value
     query, key, value = (torch.as_tensor(t).to(torch.float64) for t in (query, key, value))
     h = num_heads
     d_model = query.shape[-1]
-    q = _split(_linear(state, "W_q", query), h, split_transpose)
-    k = _split(_linear(state, "W_k", key), h, split_transpose)
-    v = _split(_linear(state, "W_v", value), h, split_transpose)
+    source = {"query": query, "key": key, "value": value}
+    (wq, sq), (wk, sk), (wv, sv) = (projections[i:i + 2] for i in (0, 2, 4))
+    q = _split(_linear(state, wq, source[sq]), h, split_transpose)
+    k = _split(_linear(state, wk, source[sk]), h, split_transpose)
+    v = _split(_linear(state, wv, source[sv]), h, split_transpose)
     divisor = {"d_head": math.sqrt(d_model // h), "d_model": math.sqrt(d_model), "none": 1.0}[scale]
     scores = q @ k.transpose(-2, -1) / divisor
     allowed = None
@@ -107,6 +121,10 @@ _VARIANTS: dict[str, dict[str, Any]] = {
     MASK_MULTIPLIED: {"multiply_mask": True},
     INTERLEAVED: {"split_transpose": "interleaved", "combine_transpose": "interleaved"},
     INTERLEAVED + " (in split_heads)": {"split_transpose": "interleaved"},
+    KV_SWAPPED: {"projections": ("W_q", "query", "W_k", "value", "W_v", "key")},
+    V_WITH_W_K: {"projections": ("W_q", "query", "W_k", "key", "W_k", "value")},
+    K_WITH_W_Q: {"projections": ("W_q", "query", "W_q", "key", "W_v", "value")},
+    KV_FROM_QUERY: {"projections": ("W_q", "query", "W_k", "query", "W_v", "query")},
 }
 
 
@@ -117,9 +135,26 @@ def forward_mistakes(state: Mapping[str, torch.Tensor], num_heads: int, query, k
     for hint, flags in _VARIANTS.items():
         if mask is None and ({"invert_mask", "mask_after_softmax", "multiply_mask"} & set(flags)):
             continue
+        if query.shape[1] != key.shape[1] and flags.get("projections", ("",) * 4)[3] == "query":
+            continue                                   # cannot even be formed with n != m
         o, w = forward(state, num_heads, query, key, value, mask, **flags)
         out[hint] = o if which == "output" else w
     return out
+
+
+def weights_shape_cause(got_shape: tuple[int, ...], state: Mapping[str, torch.Tensor], num_heads: int,
+                        query, key, value, mask=None, got=None) -> str | None:
+    """Why the weights came back as (B, n, m) where (B, h, n, m) was due, if they did."""
+    B, n, m = query.shape[0], query.shape[1], key.shape[1]
+    if tuple(got_shape) != (B, n, m):
+        return None
+    if got is not None:
+        _, w = forward(state, num_heads, query, key, value, mask)
+        mean = w.mean(dim=1)
+        got64 = torch.as_tensor(got).detach().to(torch.float64)
+        if torch.allclose(got64, mean, rtol=1e-4, atol=1e-5):
+            return WEIGHTS_AVERAGED
+    return WEIGHTS_HEADS_MISSING
 
 
 def split_mistakes(x: torch.Tensor, num_heads: int) -> Candidates:

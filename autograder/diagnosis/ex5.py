@@ -163,3 +163,24 @@ def train_losses(model, tokens: torch.Tensor, labels: torch.Tensor, steps: int, 
     out[DEFAULT_LR] = torch.tensor(_losses(m, tokens, labels, steps, torch.optim.Adam(m.parameters())),
                                    dtype=torch.float64)
     return out
+
+
+# --------------------------------------------------------------------------- dataset
+
+LABELS_LAST = ("the labels are the LAST token of each sequence (tokens[:, -1]); the task is to recall "
+               "the FIRST one: labels = tokens[:, 0].clone()")
+LABELS_SECOND = "the labels are tokens[:, 1]: the task recalls the first token, tokens[:, 0] (indices start at 0)"
+LABELS_SHAPE = "the labels keep a sequence axis (tokens[:, :1] or tokens[:, [0]]): take tokens[:, 0], shape (num_samples,)"
+
+
+def dataset_labels(tokens: torch.Tensor, labels: torch.Tensor) -> str | None:
+    """Which wrong choice of labels the student's ``labels`` are, given their ``tokens``."""
+    if not isinstance(tokens, torch.Tensor) or not isinstance(labels, torch.Tensor) or tokens.ndim != 2:
+        return None
+    variants = {LABELS_LAST: tokens[:, -1], LABELS_SHAPE: tokens[:, :1]}
+    if tokens.shape[1] > 1:
+        variants[LABELS_SECOND] = tokens[:, 1]
+    for hint, want in variants.items():
+        if tuple(labels.shape) == tuple(want.shape) and torch.equal(labels, want):
+            return hint
+    return None

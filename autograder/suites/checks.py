@@ -1,8 +1,11 @@
 """Comparisons for hidden tests, with failure messages written for students.
 
 A failure says what was checked, on what shapes, and the largest difference, and names a
-known mistake when the result matches one (see ``autograder.diagnosis``). It never
-prints expected values or test source. Every judgement happens here, in the grader.
+known mistake when the result matches one (see ``autograder.diagnosis``) on a line of its
+own, ``Likely cause: …``. It never prints expected values or test source, except on the
+explicit ``reveal=True`` path that only public tests use (public tests are shipped to
+students, so their expected values are no secret; tests/test_suites_corpus.py checks that no
+hidden test passes it). Every judgement happens here, in the grader.
 """
 from __future__ import annotations
 
@@ -20,8 +23,23 @@ class GradingFailure(AssertionError):
     """A check failed; the message is shown to the student as is."""
 
 
-def fail(message: str) -> None:
-    raise GradingFailure(message)
+CAUSE = "Likely cause: "
+
+
+def fail(message: str, cause: str | None = None) -> None:
+    """Fail the test; ``cause`` names the student's likely mistake on a line of its own."""
+    raise GradingFailure(message + (f"\n{CAUSE}{cause}" if cause else ""))
+
+
+def shown(value: Any, limit: int = 400) -> str:
+    """A value as text for a public test's message (rounded, shortened)."""
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        text = np.array2string(np.round(value, 4) if value.dtype.kind == "f" else value, separator=", ")
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + " …"
 
 
 def shape_of(x: Any) -> str:
@@ -55,7 +73,10 @@ def expect_tuple(value: Any, length: int, what: str) -> tuple:
     if not isinstance(value, (tuple, list)) or len(value) != length:
         got = f"{type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) \
             else type(value).__name__
-        fail(f"{what}: expected a tuple of {length} values, got {got}")
+        cause = (f"your function returns a single {got} where its docstring asks for a tuple of "
+                 f"{length} values: return all of them, e.g. `return output, weights`"
+                 if isinstance(value, (np.ndarray, torch.Tensor)) else None)
+        fail(f"{what}: expected a tuple of {length} values, got {got}", cause)
     return tuple(value)
 
 
@@ -68,8 +89,22 @@ def expect_shape(value: Any, shape: tuple[int, ...], what: str, inputs: str = ""
 
 
 def expect_dtype(value: Any, dtype: torch.dtype | np.dtype, what: str) -> None:
-    if getattr(value, "dtype", None) != dtype:
-        fail(f"{what}: expected dtype {dtype}, got {getattr(value, 'dtype', type(value).__name__)}")
+    got = getattr(value, "dtype", None)
+    if got != dtype:
+        fail(f"{what}: expected dtype {dtype}, got {got if got is not None else type(value).__name__}",
+             dtype_cause(got, dtype))
+
+
+def dtype_cause(got: Any, want: Any) -> str | None:
+    """The usual reason for a result of dtype ``got`` where ``want`` was due."""
+    if want == torch.bool and got is not None and got != torch.bool:
+        return ("the mask is built as a number tensor (torch.ones(n, n) without dtype=torch.bool, a "
+                "float tril, or 0/1 or 0/-inf values): masks are torch.bool, True = may attend")
+    if want in (torch.float32, torch.float16, torch.bfloat16) and got == torch.float64:
+        return ("a float64 value enters the computation (torch.tensor(…, dtype=torch.float64), "
+                ".double(), a NumPy float64 array, or torch.tensor(math.sqrt(d_k)) made in float64): "
+                "compute in the input's dtype, e.g. divide by math.sqrt(d_k), a Python float")
+    return None
 
 
 def tolerance(dtype: Any) -> tuple[float, float]:
@@ -92,11 +127,15 @@ def expect_finite(value: Any, what: str, inputs: str, nan_hint: str = "") -> Non
 
 def expect_close(actual: Any, expected: Any, what: str, *, inputs: str = "",
                  rtol: float = 1e-5, atol: float = 1e-6,
-                 mistakes: Candidates | Callable[[], Candidates] | None = None) -> None:
-    """Fail unless ``actual`` matches ``expected`` elementwise; name a known mistake if one fits."""
+                 mistakes: Candidates | Callable[[], Candidates] | None = None,
+                 reveal: bool = False) -> None:
+    """Fail unless ``actual`` matches ``expected`` elementwise; name a known mistake if one fits.
+    ``reveal=True`` (public tests only) shows the expected and the actual values."""
     got = as_array(actual, what)
     want = as_array(expected, "expected")
     where = f" (inputs: {inputs})" if inputs else ""
+    if reveal:
+        where += f"\nexpected {shown(want)}\ngot      {shown(got)}"
     if got.shape != want.shape:
         fail(f"{what}: expected shape {want.shape}, got {got.shape}{where}")
     if np.isnan(got).any() and not np.isnan(want).any():
@@ -116,7 +155,18 @@ def _hint(got: np.ndarray, mistakes, rtol: float, atol: float) -> str:
         return ""
     candidates = mistakes() if callable(mistakes) else mistakes
     hint = diagnose(got, candidates, rtol=max(rtol, 1e-4), atol=max(atol, 1e-5))
-    return f"\nLikely cause: {hint}" if hint else ""
+    return f"\n{CAUSE}{hint}" if hint else ""
+
+
+def likely_cause(value: Any, mistakes: Candidates | Callable[[], Candidates] | None,
+                 rtol: float = 1e-4, atol: float = 1e-5) -> str:
+    """``"\nLikely cause: …"`` when ``value`` matches one of ``mistakes``, else ``""`` (for
+    checks that fail before a value comparison: sums, shapes, NaN)."""
+    try:
+        got = as_array(value, "value")
+    except GradingFailure:
+        return ""
+    return _hint(got, mistakes, rtol, atol)
 
 
 def expect_output_and_weights(out: Any, w: Any, want_out: Any, want_w: Any, inputs: str, *,
@@ -137,18 +187,22 @@ def expect_output_and_weights(out: Any, w: Any, want_out: Any, want_w: Any, inpu
                  mistakes=lambda: mistakes("output"))
 
 
-def expect_equal(actual: Any, expected: Any, what: str, *, inputs: str = "") -> None:
-    """Exact equality for ints, strings, lists, bool masks (shown without values)."""
+def expect_equal(actual: Any, expected: Any, what: str, *, inputs: str = "", reveal: bool = False) -> None:
+    """Exact equality for ints, strings, lists, bool masks (shown without values, unless
+    ``reveal=True``: public tests only)."""
+    where = f" (inputs: {inputs})" if inputs else ""
+    if reveal:
+        where += f"\nexpected {shown(expected)}\ngot      {shown(actual)}"
     if isinstance(expected, (np.ndarray, torch.Tensor)):
         got, want = as_array(actual, what), as_array(expected, "expected")
         if got.shape != want.shape:
-            fail(f"{what}: expected shape {want.shape}, got {got.shape}" + (f" (inputs: {inputs})" if inputs else ""))
+            fail(f"{what}: expected shape {want.shape}, got {got.shape}{where}")
         wrong = int((got != want).sum())
         if wrong:
-            fail(f"{what}: {wrong} of {want.size} entries are wrong" + (f" (inputs: {inputs})" if inputs else ""))
+            fail(f"{what}: {wrong} of {want.size} entries are wrong{where}")
         return
     if actual != expected:
-        fail(f"{what}: not the expected value" + (f" (inputs: {inputs})" if inputs else ""))
+        fail(f"{what}: not the expected value{where}")
 
 
 def relative_to(values: Mapping[str, Any]) -> dict[str, np.ndarray]:

@@ -7,7 +7,7 @@ mask is still well defined and can be recognised.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -48,7 +48,10 @@ def to_torch(*arrays: np.ndarray, dtype=torch.float64) -> list[torch.Tensor]:
     return [torch.tensor(a, dtype=dtype) if a.dtype != bool else torch.tensor(a) for a in arrays]
 
 
-def expect_rows_sum_to_one(weights: Any, what: str, inputs: str, axis: int = -1) -> None:
+def expect_rows_sum_to_one(weights: Any, what: str, inputs: str, axis: int = -1,
+                           mistakes: Callable[[], Any] | None = None) -> None:
+    """Non-negative, summing to 1 along ``axis``; ``mistakes`` (known wrong results) name the
+    likely cause when the sums are off."""
     arr = checks.as_array(weights, what)
     if (arr < 0).any():
         checks.fail(f"{what}: has negative entries (inputs: {inputs})")
@@ -56,7 +59,7 @@ def expect_rows_sum_to_one(weights: Any, what: str, inputs: str, axis: int = -1)
     worst = float(np.max(np.abs(sums - 1.0))) if sums.size else 0.0
     if not math.isfinite(worst) or worst > 1e-5:
         checks.fail(f"{what}: do not sum to 1 along axis {axis} (largest deviation {worst:.3g}; "
-                    f"inputs: {inputs})")
+                    f"inputs: {inputs})" + checks.likely_cause(arr, mistakes))
 
 
 def expect_masked_zero(weights: Any, mask_: np.ndarray, what: str, inputs: str) -> None:
@@ -72,7 +75,8 @@ def expect_unchanged(changes: list[float], names: list[str], function: str,
                      tolerance: float = 0.0) -> None:
     touched = [n for n, c in zip(names, changes) if not (c <= tolerance)]
     if touched:
-        checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place; "
-                    "work on new arrays/tensors (e.g. x = x - m, not x -= m)")
+        checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place",
+                    "an in-place operation on an input (x -= m, Q /= √d_k, x[i] += eps without "
+                    "restoring it, masked_fill_): work on new arrays/tensors, e.g. x = x - m")
 
 

@@ -54,17 +54,14 @@ def test_backward_masked(student):
     _check(student, dO, Q, K, V, mask)
 
 
+@pytest.mark.covers("attention_backward_np:inputs", "attention_backward_np")   # a crash fails it too: "(and runs)"
 @pytest.mark.points(0.5)
 def test_backward_leaves_inputs_unchanged(student, support):
-    """attention_backward_np does not modify its inputs"""
+    """attention_backward_np does not modify its inputs (and runs)"""
     Q, K, V = common.qkv(26, (2,), n=3, m=4, d_k=2, d_v=3)
     dO = common.rng(27).normal(size=(2, 3, 3))
     mask = common.mask(26, (3, 4))
     with checks.calling(f"attention.{NAME}"):
-        result, changes = support.autograd.call_and_check_unchanged(
+        _, changes = support.autograd.call_and_check_unchanged(
             getattr(student.attention, NAME), [dO, Q, K, V, mask])
-    common.expect_unchanged(changes, ["d_output", "Q", "K", "V", "mask"], NAME)
-    got = checks.expect_tuple(result, 3, f"{NAME}(…)")
-    inputs = checks.describe_inputs(d_output=dO, Q=Q, K=K, V=V, mask=mask)
-    for name, g, w in zip(("dQ", "dK", "dV"), got, ref.attention_backward_np(dO, Q, K, V, mask)):
-        checks.expect_close(g, w, name, inputs=inputs, rtol=1e-6, atol=1e-9)
+    common.expect_unchanged(changes, ["d_output", "Q", "K", "V", "mask"], NAME)   # values: the other tests

@@ -7,9 +7,10 @@ from autograder.suites import checks
 from autograder.suites.ex1_attention import common
 
 
+@pytest.mark.covers("rules", "scaled_dot_product_attention")
 @pytest.mark.points(1)
 def test_no_banned_apis(student, submission):
-    """attention is written by hand: no banned APIs, no torch in the NumPy functions"""
+    """attention is written by hand: no banned APIs, no torch in the NumPy functions (and scaled_dot_product_attention runs)"""
     found = submission.found["ex1"]
     if found.source is None:
         checks.fail(found.problem or "attention.py could not be read")
@@ -19,4 +20,5 @@ def test_no_banned_apis(student, submission):
     if found.banned:
         lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
         checks.fail("attention.py uses APIs this exercise does not allow (write attention yourself; "
-                    "the NumPy functions may not use torch or scipy):\n" + lines)
+                    "the NumPy functions may not use torch or scipy):\n" + lines,
+                    cause='a library attention or softmax (torch.softmax, F.scaled_dot_product_attention, scipy) where the exercise asks for your own code')

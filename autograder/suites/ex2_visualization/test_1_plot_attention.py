@@ -8,6 +8,8 @@ from autograder.suites.ex2_visualization._checks import (expect_axis_labels, exp
                                                          expect_matrix, expect_ticks,
                                                          expect_types, got_axes)
 
+pytestmark = pytest.mark.covers("plot_attention")
+
 
 @pytest.mark.points(1)
 def test_returns_axes(plain):
@@ -48,7 +50,8 @@ def test_colorbar(plain):
     info = got_axes(plain)
     if not info.get("has_colorbar"):
         fail("plot_attention: no colorbar is attached to the heatmap "
-             "(keep what imshow returns and call fig.colorbar(image, ax=ax))")
+             "(keep what imshow returns and call fig.colorbar(image, ax=ax))",
+             cause='no fig.colorbar(image, ax=ax) call for the heatmap')
 
 
 @pytest.mark.points(1.5)
@@ -67,7 +70,8 @@ def test_title(plain, titled):
     got = got_axes(plain).get("title") or ""
     if got.strip() == "None":
         fail("plot_attention(…) without a title shows the title 'None': only call "
-             "ax.set_title(title) when title is not None")
+             "ax.set_title(title) when title is not None",
+             cause='ax.set_title(title) is called even when title is None')
 
 
 @pytest.mark.points(0.5)
@@ -76,7 +80,8 @@ def test_cmap(plain, titled):
     got = got_axes(titled).get("cmap")
     if got != "magma":
         fail(f"plot_attention(…, cmap=\"magma\"): the heatmap uses colormap {got!r}; "
-             "pass cmap on to imshow / pcolormesh")
+             "pass cmap on to imshow / pcolormesh",
+             cause='the cmap argument is not passed on to imshow / pcolormesh (cmap=cmap)')
     got = got_axes(plain).get("cmap")
     if got != "viridis":
         fail(f"plot_attention(…) without cmap should use \"viridis\"; got {got!r}")
@@ -90,7 +95,8 @@ def test_draws_into_given_ax(into_given_ax):
     if info.get("matrix") is None:
         other = "" if d["left"].get("matrix") is None else " (it drew into a different axes of the figure)"
         fail("plot_attention(…, ax=ax): nothing was drawn into the given ax" + (other or
-             ": draw with ax.imshow(…) rather than plt.imshow(…) or a new figure"))
+             ": draw with ax.imshow(…) rather than plt.imshow(…) or a new figure"),
+             cause='plotting with plt.imshow / a new figure instead of the given ax (ax.imshow(...))')
     expect_matrix(info, d["weights"], "plot_attention(…, ax=ax)")
     if d["left"].get("matrix") is not None:
         fail("plot_attention(…, ax=ax) also drew into another axes of the figure")

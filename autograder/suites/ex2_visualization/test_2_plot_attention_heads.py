@@ -10,6 +10,8 @@ from autograder.suites.ex2_visualization._checks import (expect_axis_labels, exp
                                                          expect_matrix, expect_ticks,
                                                          expect_types)
 
+pytestmark = pytest.mark.covers("plot_attention_heads")
+
 
 def _figure(drawn: dict) -> dict:
     info = drawn.get("info")
@@ -64,9 +66,9 @@ def expect_grid(drawn: dict) -> None:
     if list(fig["grid"]) != want:
         swapped = list(fig["grid"]) == want[::-1]
         fail(f"{_call(drawn)}: the grid should have ceil(h / ncols) = {want[0]} row(s) and "
-             f"min(h, ncols) = {want[1]} column(s); got {fig['grid'][0]} × {fig['grid'][1]}"
-             + ("\nLikely cause: rows and columns are swapped in plt.subplots(nrows, ncols)"
-                if swapped else ""))
+             f"min(h, ncols) = {want[1]} column(s); got {fig['grid'][0]} × {fig['grid'][1]}",
+             cause="rows and columns are swapped in plt.subplots(nrows, ncols)" if swapped else
+             "the grid size ignores that ncols is at most h (use min(h, ncols) columns and ceil(h / ncols) rows)")
 
 
 @pytest.mark.points(1)
@@ -93,14 +95,26 @@ def test_fewer_heads_than_columns(heads2):
 @pytest.mark.points(1.5)
 def test_head_titles(heads5):
     """head i is drawn in grid cell i (row-major) and titled "Head i+1\""""
-    for i, ax in enumerate(_head_axes(heads5)):
-        got = ax.get("title") or ""
+    axes = _head_axes(heads5)
+    titles = [ax.get("title") or "" for ax in axes]
+    for i, got in enumerate(titles):
         if got != f"Head {i + 1}":
             zero = got == f"Head {i}"
             fail(f"{_call(heads5)}: the heatmap in cell {i} (row-major) should be titled "
-                 f"\"Head {i + 1}\"; got {got[:40]!r}"
-                 + ("\nLikely cause: heads are numbered from 1 in titles (\"Head 1\" is head 0)"
-                    if zero else ""))
+                 f"\"Head {i + 1}\"; got {got[:40]!r}",
+                 cause="heads are numbered from 1 in titles (\"Head 1\" is head 0)" if zero else
+                 "the heads fill the grid column by column: head i belongs in row i // ncols, column "
+                 "i % ncols (axes.flat is row-major)" if _column_major(titles, _figure(heads5).get("grid"))
+                 else None)
+
+
+def _column_major(titles: list[str], grid) -> bool:
+    """Do the titles, read row by row, number the heads column by column?"""
+    if not grid or len(grid) != 2:
+        return False
+    rows, cols = int(grid[0]), int(grid[1])
+    want = [f"Head {(i % cols) * rows + i // cols + 1}" for i in range(len(titles))]
+    return titles == want
 
 
 @pytest.mark.points(3)
@@ -127,7 +141,8 @@ def test_head_colours(heads5):
         expect_clim(ax, f"{_call(heads5)}, head {i + 1}")
     if not fig.get("n_colorbars"):
         fail(f"{_call(heads5)}: the figure has no colorbar (one per head or one shared "
-             "colorbar, e.g. fig.colorbar(image, ax=axes))")
+             "colorbar, e.g. fig.colorbar(image, ax=axes))",
+             cause="no fig.colorbar(...) call for the heads' heatmaps")
 
 
 @pytest.mark.points(1)
@@ -142,7 +157,8 @@ def test_spare_cells_hidden(heads5):
             continue
         if row * ncols + col >= h and _visible(ax):
             fail(f"{_call(heads5)}: grid cell (row {row}, column {col}) has no head but its "
-                 "empty axes is still shown: hide it with ax.set_visible(False) or ax.axis('off')")
+                 "empty axes is still shown: hide it with ax.set_visible(False) or ax.axis('off')",
+                 cause="the grid's spare cells are left visible: hide every axes without a head (ax.set_visible(False) or ax.axis('off'))")
     visible = [ax for ax in fig["axes"] if _visible(ax)]
     if len(visible) > h:
         fail(f"{_call(heads5)}: {len(visible)} axes are shown for {h} heads: hide the unused "
@@ -155,7 +171,8 @@ def test_suptitle(heads5, heads2):
     got = _figure(heads5).get("suptitle") or ""
     if got != heads5["title"]:
         fail(f"plot_attention_heads(…, title=…): the figure's suptitle should be the given text "
-             f"(fig.suptitle(title)); got {got[:80]!r}")
+             f"(fig.suptitle(title)); got {got[:80]!r}",
+             cause="fig.suptitle(title) is missing (a title on one axes is not the figure's suptitle)")
     got = _figure(heads2).get("suptitle") or ""
     if got.strip() == "None":
         fail("plot_attention_heads(…) without a title shows the suptitle 'None': only call "

@@ -10,6 +10,8 @@ from autograder.diagnosis import ex2 as mistakes
 from autograder.suites.checks import fail
 from autograder.suites.ex2_visualization._checks import weights
 
+pytestmark = pytest.mark.covers("top_attended")
+
 KEYS = ["when", "the", "moon", "rose", "owls", "sang"]
 
 

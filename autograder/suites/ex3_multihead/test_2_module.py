@@ -6,6 +6,8 @@ import pytest
 from autograder.sandbox import NotImplementedByStudent, StudentError
 from autograder.suites.checks import fail
 
+pytestmark = pytest.mark.covers("MultiHeadAttention")
+
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
 
 
@@ -36,7 +38,8 @@ def _expect_parameters(info: dict, d: int, bias: bool, what: str) -> None:
     if extra:
         fail(f"{what}: unexpected parameter(s) {extra[:8]}: the module should have only "
              "the weights (and biases, when bias=True) of W_q, W_k, W_v, W_o"
-             + ("; pass bias=bias on to every nn.Linear" if all(x.endswith(".bias") for x in extra) else ""))
+             + ("; pass bias=bias on to every nn.Linear" if all(x.endswith(".bias") for x in extra) else ""),
+             cause='the bias argument is not passed on to every nn.Linear (bias=bias)')
     bad = {k: got[k] for k in want if list(got[k]) != want[k]}
     if bad:
         fail(f"{what}: parameter shapes should be (d_model, d_model) for weights and "
@@ -78,12 +81,14 @@ def test_value_error(student):
                      + ("\nLikely cause: use `raise ValueError(...)`, not assert (asserts can be "
                         "switched off)" if kind == "AssertionError" else ""))
         else:
-            fail(f"{what} should raise ValueError ({d} is not divisible by {h}) but raised nothing")
+            fail(f"{what} should raise ValueError ({d} is not divisible by {h}) but raised nothing",
+                 cause='no check of d_model % num_heads in __init__: raise ValueError when it is not 0')
 
 
+@pytest.mark.covers("rules", "MultiHeadAttention")
 @pytest.mark.points(2)
 def test_no_banned_apis(submission, mha):
-    """does not use torch.nn.MultiheadAttention or a built-in attention function"""
+    """does not use torch.nn.MultiheadAttention or a built-in attention function (MultiHeadAttention builds and loads)"""
     # `mha` (the student's module, built and loaded) makes this count only for working code.
     found = submission.found.get("ex3")
     banned = list(found.banned) if found is not None else []
@@ -91,4 +96,5 @@ def test_no_banned_apis(submission, mha):
         fail("multihead.py uses APIs this exercise asks you to write yourself:\n  "
              + "\n  ".join(banned[:10])
              + "\n(torch.nn.MultiheadAttention, F.multi_head_attention_forward and "
-               "F.scaled_dot_product_attention are not allowed)")
+               "F.scaled_dot_product_attention are not allowed)",
+             cause='a built-in attention (F.scaled_dot_product_attention, nn.MultiheadAttention) where the exercise asks for your own')

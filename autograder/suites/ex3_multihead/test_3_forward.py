@@ -9,6 +9,8 @@ from autograder.suites.ex3_multihead._cases import (B, D_MODEL, HEADS, M, N, exp
                                                     inputs, padding_mask, perturbed_state,
                                                     random_mask, reference_state)
 
+pytestmark = pytest.mark.covers("MultiHeadAttention")
+
 
 @pytest.mark.points(1.5)
 def test_shapes(mha):

@@ -7,6 +7,8 @@ import torch
 from autograder.suites.checks import describe_inputs, expect_close, fail
 from autograder.suites.ex3_multihead._cases import B, D_MODEL, N, M, inputs, random_mask, reference_model
 
+pytestmark = pytest.mark.covers("MultiHeadAttention")
+
 NAMES = [f"{p}.{kind}" for p in ("W_q", "W_k", "W_v", "W_o") for kind in ("weight", "bias")]
 
 
@@ -25,7 +27,8 @@ def test_gradients_reach_every_parameter(mha, state, support):
     if dead:
         fail("sum(output · w).backward() left no gradient on " + ", ".join(dead)
              + ": something on the path is detached (.detach(), .numpy(), .item(), "
-               "torch.tensor(...) of an intermediate) or the parameter is not used")
+               "torch.tensor(...) of an intermediate) or the parameter is not used",
+             cause='something on the path from the parameters to the output is detached (.detach(), .item(), .numpy(), torch.tensor(...) of an intermediate), or a projection is not used')
     model = reference_model(state)
     out, _ = model(q.double(), k.double(), v.double(), mask)
     (out * weight.double()).sum().backward()

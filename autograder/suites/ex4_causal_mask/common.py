@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 import reference.attention as ref_attention
+from autograder.diagnosis import join_hints
 from autograder.suites import checks
 
 SEED = 4409                    # hidden base seed for ex4
@@ -40,8 +41,8 @@ def expect_tensor(value: Any, what: str) -> torch.Tensor:
 def expect_unchanged(changes: list[float], names: list[str], function: str) -> None:
     touched = [n for n, c in zip(names, changes) if c != 0.0]
     if touched:
-        checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place; "
-                    "work on new tensors (no in-place ops such as masked_fill_ or += on an input)")
+        checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place",
+                    "an in-place operation on an input (masked_fill_, +=, /=): work on new tensors")
 
 
 def expect_mask(value: Any, want: torch.Tensor, what: str, inputs: str,
@@ -53,7 +54,7 @@ def expect_mask(value: Any, want: torch.Tensor, what: str, inputs: str,
     if torch.equal(mask, want):
         return
     wrong_count = int((mask != want).sum())
-    hint = next((h for h, m in (wrong or {}).items() if torch.equal(mask, m)), None)
+    hint = join_hints([h for h, m in (wrong or {}).items() if torch.equal(mask, m)])
     checks.fail(f"{what}: {wrong_count} of {want.numel()} entries are wrong (inputs: {inputs})"
                 + (f"\nLikely cause: {hint}" if hint else ""))
 

@@ -29,15 +29,24 @@ def test_causal_mask_pattern(student, n):
                        {h: f(n) for h, f in CAUSAL_WRONG.items()})
 
 
+@pytest.mark.covers("create_causal_mask:device")
 @pytest.mark.points(1)
 def test_causal_mask_device_argument(student):
     """create_causal_mask accepts a device argument"""
-    want = ref.create_causal_mask(5)
+    # Only the argument is judged here: the result with a device must be the student's own
+    # create_causal_mask(5) on that device (the pattern itself is the test above).
+    plain = student.causal.create_causal_mask(5)
+    checks.expect_type(plain, torch.Tensor, "create_causal_mask(5)")
     for args, kwargs, label in [((5,), {"device": "cpu"}, "create_causal_mask(5, device='cpu')"),
                                 ((5, "cpu"), {}, "create_causal_mask(5, 'cpu')"),
                                 ((5,), {"device": None}, "create_causal_mask(5, device=None)")]:
         got = student.causal.create_causal_mask(*args, **kwargs)
-        common.expect_mask(got, want, label, "seq_len=5")
+        checks.expect_type(got, torch.Tensor, label)
+        if got.device.type != "cpu":
+            checks.fail(f"{label}: the mask is on {got.device}, expected cpu")
+        if got.dtype != plain.dtype or tuple(got.shape) != tuple(plain.shape) or not torch.equal(got, plain):
+            checks.fail(f"{label} differs from create_causal_mask(5): the device argument must change "
+                        "only where the mask lives, not what it holds")
 
 
 @pytest.mark.points(2)

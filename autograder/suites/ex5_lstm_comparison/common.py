@@ -102,5 +102,6 @@ def expect_float_list(value, length: int, what: str) -> None:
         checks.fail(f"{what}: expected {length} losses (one per step), got {len(value)}")
     for i, v in enumerate(value):
         if not isinstance(v, float):
-            checks.fail(f"{what}: entry {i} is a {type(v).__name__}, expected a Python float "
-                        "(use loss.item())")
+            checks.fail(f"{what}: entry {i} is a {type(v).__name__}, expected a Python float",
+                        cause="the loss tensor itself is recorded: append loss.item()" if "Tensor" in type(v).__name__
+                        else None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from autograder.diagnosis import ex5 as mistakes
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
@@ -19,11 +20,11 @@ def _check_dataset(out, num, seq, vocab, seed):
     checks.expect_shape(labels, (num,), "labels", inputs)
     if int(tokens.min()) < 1 or int(tokens.max()) > vocab - 1:
         checks.fail(f"tokens must lie in 1 … vocab_size − 1 ({inputs}); got values from "
-                    f"{int(tokens.min())} to {int(tokens.max())}. Use torch.randint(1, vocab_size, …)")
+                    f"{int(tokens.min())} to {int(tokens.max())}",
+                    cause="tokens drawn from 0 (token 0 is reserved): use torch.randint(1, vocab_size, …)"
+                    if int(tokens.min()) == 0 else None)
     if not torch.equal(labels, tokens[:, 0]):
-        hint = " (they are the LAST tokens; the task recalls the FIRST one)" \
-            if torch.equal(labels, tokens[:, -1]) else ""
-        checks.fail(f"labels must equal tokens[:, 0]{hint} ({inputs})")
+        checks.fail(f"labels must equal tokens[:, 0] ({inputs})", cause=mistakes.dataset_labels(tokens, labels))
     want_tokens, want_labels = common.ref.make_recall_dataset(num, seq, vocab, seed)
     if not torch.equal(tokens, want_tokens):
         checks.fail(f"tokens are not the ones the spec's recipe draws ({inputs}): use "
@@ -54,4 +55,5 @@ def test_labels_are_a_copy(student, support):
         student.lstm_vs_attention.make_recall_dataset, 12, 6, 9, common.SEED + 5)
     if len(shares) >= 2 and shares[1][0]:
         checks.fail("labels share memory with tokens (tokens[:, 0] is a view): return "
-                    "tokens[:, 0].clone(), so that changing one never changes the other")
+                    "tokens[:, 0].clone(), so that changing one never changes the other",
+                    cause='labels = tokens[:, 0] is a view of tokens: return tokens[:, 0].clone()')

@@ -64,7 +64,8 @@ def test_gradient_norms_leave_grads_alone(student, support):
     if filled:
         checks.fail(f"{call} filled the .grad of parameters that had none ({', '.join(filled[:4])}"
                     f"{', …' if len(filled) > 4 else ''}): take the gradient with "
-                    "torch.autograd.grad(target, E) instead of .backward()")
+                    "torch.autograd.grad(target, E) instead of .backward()",
+                    cause="loss.backward() fills every parameter's .grad: use torch.autograd.grad(loss, E) instead")
     support.training.set_grads(model, common.SEED + 72)
     before = support.training.grads(model)
     student.lstm_vs_attention.input_gradient_norms(model, tokens, labels)
@@ -72,13 +73,15 @@ def test_gradient_norms_leave_grads_alone(student, support):
     if changed:
         checks.fail(f"{call} changed parameters' existing .grad ({', '.join(changed[:4])}): "
                     "it must leave them exactly as they were (torch.autograd.grad; no "
-                    "zero_grad, no .backward())")
+                    "zero_grad, no .backward())",
+                    cause='model.zero_grad() or .backward() inside input_gradient_norms: take the gradient with torch.autograd.grad(loss, E) and leave .grad alone')
     state = model.state_dict()
     for name, value in common.state_of(local).items():
         if name not in state or not torch.equal(state[name], value):
             checks.fail(f"{call} changed the model's weights ({name})")
 
 
+@pytest.mark.covers("LSTMClassifier", "AttentionClassifier", "input_gradient_norms")
 @pytest.mark.points(0.5)
 def test_lstm_gradient_vanishes_attention_does_not(student):
     """at length 64, the LSTM's gradient at position 0 vanishes; attention's does not"""

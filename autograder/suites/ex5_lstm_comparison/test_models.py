@@ -13,6 +13,16 @@ ATTENTION_CHILDREN = {"embed": "Embedding", "pos": "Embedding", "W_q": "Linear",
                       "W_k": "Linear", "W_v": "Linear", "head": "Linear"}
 
 
+def _structure_cause(missing: list[str], extra: list[str]) -> str | None:
+    if extra == ["W_o"] and not missing:
+        return ("an output projection W_o, as in multi-head attention: the spec's AttentionClassifier "
+                "has none (its head reads the attention output directly)")
+    if missing and extra and len(missing) == len(extra):
+        return (f"submodules named differently from the spec ({', '.join(extra)} for "
+                f"{', '.join(missing)}): use the spec's attribute names")
+    return None
+
+
 def _expect_structure(info: dict, reference: torch.nn.Module, wanted: dict, name: str) -> None:
     if not info["is_module"]:
         checks.fail(f"{name}(…) is a {info['type']}, expected a torch.nn.Module subclass")
@@ -22,7 +32,8 @@ def _expect_structure(info: dict, reference: torch.nn.Module, wanted: dict, name
     if missing or extra:
         checks.fail(f"{name} must have exactly the submodules {', '.join(wanted)}"
                     + (f"; missing: {', '.join(missing)}" if missing else "")
-                    + (f"; not in the spec: {', '.join(extra)}" if extra else ""))
+                    + (f"; not in the spec: {', '.join(extra)}" if extra else ""),
+                    cause=_structure_cause(missing, extra))
     kinds = {"LSTM": info["lstm"], "Linear": info["linear"], "Embedding": info["embedding"]}
     for child, kind in wanted.items():
         if child not in kinds[kind]:
@@ -49,7 +60,8 @@ def test_lstm_structure(student, support):
     _expect_structure(info, reference, LSTM_CHILDREN, "LSTMClassifier")
     lstm = info["lstm"]["lstm"]
     if not lstm["batch_first"]:
-        checks.fail("LSTMClassifier.lstm must be created with batch_first=True (inputs are (B, n, d_model))")
+        checks.fail("LSTMClassifier.lstm must be created with batch_first=True (inputs are (B, n, d_model))",
+                    cause='nn.LSTM(...) without batch_first=True')
     if lstm["num_layers"] != 1 or lstm["bidirectional"] or lstm["proj_size"]:
         checks.fail("LSTMClassifier.lstm must be a one-layer, unidirectional nn.LSTM(d_model, d_model, batch_first=True)")
     if lstm["input_size"] != 10 or lstm["hidden_size"] != 10:

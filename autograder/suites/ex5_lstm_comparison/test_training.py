@@ -22,7 +22,8 @@ def test_path_length(student):
                 hint = " (attention reaches position 0 in one step, whatever the length)" \
                     if kind == "attention" else " (one recurrent step per position after the first)"
                 checks.fail(f"path_length({kind!r}, {n}) is not the number of sequential steps "
-                            f"from position 0 to the last position{hint}")
+                            f"from position 0 to the last position{hint}",
+                            cause='an off-by-one in path_length: an LSTM takes seq_len − 1 recurrent steps from position 0 to the last position')
 
 
 @pytest.mark.points(2)
@@ -87,11 +88,13 @@ def test_accuracy(student, support):
         want = common.ref.accuracy(local, toks, labs)
         call = f"accuracy(model, tokens, labels) on {len(labs)} {what}"
         if not isinstance(got, float):
-            checks.fail(f"{call} returned a {type(got).__name__}, expected a Python float (use .item())")
+            checks.fail(f"{call} returned a {type(got).__name__}, expected a Python float (use .item())",
+                        cause='the result is a tensor: return a Python float with .item()')
         if not 0.0 <= got <= 1.0:
             hint = " (a percentage? return a fraction)" if got <= 100 else \
                 " (a count? divide by the number of samples)"
-            checks.fail(f"{call} is {got:g}, outside [0, 1]{hint}")
+            checks.fail(f"{call} is {got:g}, outside [0, 1]{hint}",
+                        cause='accuracy is returned as a percentage (× 100) or a count, not a fraction')
         if abs(got - want) > 1e-6:
             checks.fail(f"{call} is not the fraction of samples whose argmax logit equals the "
                         "label (it differs by more than 1e-6)")

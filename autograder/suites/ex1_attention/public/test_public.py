@@ -24,7 +24,8 @@ def test_public_softmax_rows_sum_to_one(student):
     assert np.isfinite(out).all(), "softmax(x) contains NaN or inf for entries of magnitude 1e4"
     assert (out >= 0).all() and np.allclose(out.sum(axis=-1), 1.0), "rows of softmax(x) do not sum to 1"
     e = np.exp([1.0, 2.0, 3.0])
-    assert np.allclose(out[0], e / e.sum()), "softmax([1, 2, 3]) is not exp(x) / sum(exp(x))"
+    assert np.allclose(out[0], e / e.sum()), (f"softmax([1, 2, 3]) gave {np.round(out[0], 4).tolist()}, "
+                                              f"expected exp(x) / sum(exp(x)) = {np.round(e / e.sum(), 4).tolist()}")
 
 
 @pytest.mark.public
@@ -40,28 +41,34 @@ def test_public_attention_np_hand_computed(student):
     p = np.exp(s) / np.exp(s).sum()
     assert np.shape(w) == (1, 2) and np.shape(out) == (1, 3), \
         f"got weights {np.shape(w)} and output {np.shape(out)}, expected (1, 2) and (1, 3)"
-    assert np.allclose(w[0], p), "weights differ from softmax(Q Kᵀ / √d_k) (is the scaling by √d_k there?)"
-    assert np.allclose(out[0], p @ V), "output differs from weights @ V"
+    assert np.allclose(w[0], p), (f"weights are {np.round(np.asarray(w[0]), 4).tolist()}, expected "
+                                  f"softmax(Q Kᵀ / √d_k) = {np.round(p, 4).tolist()} (is the scaling by √d_k there?)")
+    assert np.allclose(out[0], p @ V), (f"output is {np.round(np.asarray(out[0]), 4).tolist()}, expected "
+                                        f"weights @ V = {np.round(p @ V, 4).tolist()}")
 
 
 @pytest.mark.public
 @pytest.mark.points(1)
 def test_public_mask_true_means_may_attend(student):
-    """masks: True means may attend, masked weights are exactly 0 (NumPy and torch)"""
+    """scaled_dot_product_attention_np and scaled_dot_product_attention: True means may attend, masked weights are exactly 0"""
     rng = np.random.default_rng(0)
     Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 5))
     mask = np.tril(np.ones((3, 3), dtype=bool))   # (n, m), broadcast over the batch
-    _, w = expect_tuple(student.attention.scaled_dot_product_attention_np(Q, K, V, mask), 2,
-                        "scaled_dot_product_attention_np(Q, K, V, mask)")
-    assert np.shape(w) == (2, 3, 3), f"weights have shape {np.shape(w)}, expected (2, 3, 3)"
-    w = np.asarray(w)
-    assert (w[:, ~mask] == 0).all(), "weights where the mask is False must be exactly 0"
-    assert np.allclose(w[:, 0, 0], 1.0), "query 0 may attend only to key 0, so its weight must be 1"
-    _, wt = expect_tuple(student.attention.scaled_dot_product_attention(
-        torch.tensor(Q), torch.tensor(K), torch.tensor(V), torch.tensor(mask)), 2,
-        "scaled_dot_product_attention(Q, K, V, mask)")
-    expect_type(wt, torch.Tensor, "the torch version's weights")
-    assert np.allclose(wt.detach().numpy(), w), "the torch version disagrees with the NumPy version"
+    scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / math.sqrt(4), -np.inf)
+    want = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    want = want / want.sum(axis=-1, keepdims=True)   # the expected weights, computed here
+    for name, call in (("scaled_dot_product_attention_np",
+                        lambda: student.attention.scaled_dot_product_attention_np(Q, K, V, mask)),
+                       ("scaled_dot_product_attention",
+                        lambda: student.attention.scaled_dot_product_attention(
+                            torch.tensor(Q), torch.tensor(K), torch.tensor(V), torch.tensor(mask)))):
+        _, w = expect_tuple(call(), 2, f"{name}(Q, K, V, mask)")
+        w = w.detach().numpy() if isinstance(w, torch.Tensor) else np.asarray(w)
+        assert np.shape(w) == (2, 3, 3), f"{name}: weights have shape {np.shape(w)}, expected (2, 3, 3)"
+        assert (w[:, ~mask] == 0).all(), f"{name}: weights where the mask is False must be exactly 0"
+        assert np.allclose(w[:, 0, 0], 1.0), f"{name}: query 0 may attend only to key 0, so its weight must be 1"
+        assert np.allclose(w, want), (f"{name}: weights of batch 0 are {np.round(w[0], 4).tolist()}, "
+                                      f"expected {np.round(want[0], 4).tolist()}")
 
 
 @pytest.mark.public
@@ -90,4 +97,5 @@ def test_public_numerical_gradient_of_a_quadratic(student, support):
     f = support.functions.make_function("sin_mix", {"A": np.zeros((1, 4)), "b": np.zeros(1), "c": 1.0})
     grad = student.attention.numerical_gradient(f, x, eps=1e-5)
     assert np.shape(grad) == (2, 2), f"the gradient has shape {np.shape(grad)}, expected (2, 2)"
-    assert np.allclose(grad, 2 * x, atol=1e-6), "the gradient of Σ x² should be 2x"
+    assert np.allclose(grad, 2 * x, atol=1e-6), \
+        f"the gradient of Σ x² should be 2x = {(2 * x).tolist()}, got {np.round(np.asarray(grad), 6).tolist()}"

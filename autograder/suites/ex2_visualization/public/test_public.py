@@ -17,7 +17,7 @@ KEYS = ["you", "sat", "down"]
 @pytest.mark.public
 @pytest.mark.points(1)
 def test_public_heatmap_orientation(student, support):
-    """public: query i is row i from the top, key j is column j from the left"""
+    """public: plot_attention: query i is row i from the top, key j is column j from the left"""
     ax = student.visualize.plot_attention(W, QUERIES, KEYS)
     info = support.figures.describe_axes(ax)
     support.modules.close_all()
@@ -31,7 +31,7 @@ def test_public_heatmap_orientation(student, support):
 @pytest.mark.public
 @pytest.mark.points(1)
 def test_public_ticks_labels_colours(student, support):
-    """public: one tick per token, Key / Query axis labels, colour limits 0 and 1, a colorbar"""
+    """public: plot_attention: one tick per token, Key / Query axis labels, colour limits 0 and 1, a colorbar"""
     ax = student.visualize.plot_attention(W, QUERIES, KEYS)
     info = support.figures.describe_axes(ax)
     support.modules.close_all()
@@ -46,7 +46,7 @@ def test_public_ticks_labels_colours(student, support):
 @pytest.mark.public
 @pytest.mark.points(1)
 def test_public_heads_grid(student, support):
-    """public: 3 heads with ncols=2 make a 2 × 2 grid titled Head 1..3, the spare cell hidden"""
+    """public: plot_attention_heads: 3 heads with ncols=2 make a 2 × 2 grid titled Head 1..3, the spare cell hidden"""
     w = np.stack([W[:, :2] / W[:, :2].sum(-1, keepdims=True)] * 3)      # (3, 2, 2)
     fig = student.visualize.plot_attention_heads(w, ["a", "b"], ncols=2)
     info = support.figures.describe_figure(fig)
@@ -54,7 +54,7 @@ def test_public_heads_grid(student, support):
     assert info["grid"] == [2, 2], f"grid is {info['grid']}, expected [2, 2]"
     shown = [(a["row"], a["col"], a["title"]) for a in info["axes"] if a["visible"]]
     assert shown == [(0, 0, "Head 1"), (0, 1, "Head 2"), (1, 0, "Head 3")], (
-        f"visible axes (row, column, title): {shown}")
+        f"visible axes (row, column, title): {shown}, expected [(0, 0, 'Head 1'), (0, 1, 'Head 2'), (1, 0, 'Head 3')]")
 
 
 @pytest.mark.public
@@ -64,4 +64,5 @@ def test_public_top_attended(student):
     w = np.array([[0.4, 0.2, 0.4],
                   [0.1, 0.6, 0.3]])
     got = student.visualize.top_attended(w, KEYS, k=2)
-    assert got == [["you", "down"], ["sat", "down"]], f"top_attended returned {got}"
+    want = [["you", "down"], ["sat", "down"]]
+    assert got == want, f"top_attended(w, {KEYS}, k=2) returned {got}, expected {want}"
