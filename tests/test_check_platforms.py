@@ -234,3 +234,30 @@ def test_the_shipped_runtime_parses_on_the_oldest_python_claimed(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     py_compile.compile(str(tmp_path / "autograder" / "check.py"), doraise=True)
+
+
+def test_a_spawned_worker_ends_when_the_checker_is_killed_during_a_hang(tmp_path):
+    """The checker (a notebook kernel, a terminal) dies while student code spins: the
+    spawned worker notices and exits instead of spinning forever."""
+    script = tmp_path / "checker.py"
+    script.write_text(
+        "import sys\n"
+        "from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules\n"
+        f"box = Sandbox([ModuleSource('mod', 'mod.py', {SOURCE!r})],\n"
+        "              SandboxConfig(call_timeout=600, isolation='process', worker_start='spawn'))\n"
+        "box.start()\n"
+        "mod = StudentModules(box, ['mod']).mod\n"
+        "print(mod.pid(), flush=True)\n"
+        "mod.hang()\n")
+    checker = subprocess.Popen([sys.executable, str(script)], cwd=ROOT, env=_plain_env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        worker = int(checker.stdout.readline())
+        time.sleep(1.0)                                     # now inside hang()
+        assert not _gone(worker, within=0.5)
+        checker.kill()
+        checker.wait()
+        assert _gone(worker, within=10.0)
+    finally:
+        checker.kill()
+        checker.wait()

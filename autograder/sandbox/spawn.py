@@ -244,18 +244,27 @@ def _apply_limits(config: limits.SandboxConfig) -> None:
 
 
 def _watch_parent() -> None:
-    """POSIX: exit when the checking process is gone (the pipe may stay open in a hang)."""
-    if os.name != "posix":
-        return
+    """Exit when the checking process is gone, even while student code hangs (a closed pipe
+    is only noticed between calls). POSIX: the parent pid changes; Windows: wait on the
+    parent's process handle (no job object: out of scope)."""
     parent = os.getppid()
 
-    def watch() -> None:
+    def watch_posix() -> None:
         while True:
             time.sleep(1.0)
             if os.getppid() != parent:
                 os._exit(1)
 
-    threading.Thread(target=watch, daemon=True).start()
+    def watch_windows() -> None:
+        import ctypes
+        kernel32 = ctypes.windll.kernel32                       # type: ignore[attr-defined]
+        handle = kernel32.OpenProcess(0x00100000, False, parent)   # SYNCHRONIZE
+        if handle:
+            kernel32.WaitForSingleObject(handle, 0xFFFFFFFF)       # INFINITE
+            os._exit(1)
+
+    target = watch_posix if os.name == "posix" else watch_windows
+    threading.Thread(target=target, daemon=True).start()
 
 
 def main(config_json: str = "{}") -> None:
