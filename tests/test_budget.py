@@ -157,3 +157,23 @@ def test_stub_is_not_slowed_by_budgets(tmp_path):
     assert run.data["score"] == 0.0
     assert run.fates["ex1"].status == results.GRADED
     assert not any("time budget" in o for o in run.outputs("ex1"))
+
+
+def test_batch_timeout_keeps_finished_exercises(tmp_path, monkeypatch):
+    """batch's --student-timeout stops a grader stuck in ex3: the row keeps ex1's 20 points."""
+    from autograder import batch, contract
+    from engine_helpers import WORKER_USER
+
+    monkeypatch.setattr(batch, "WORKER_USER", WORKER_USER)
+    subs = tmp_path / "class"
+    write_submission(subs / "ann", {"attention.py": solution("ex1"),
+                                    "multihead.py": solution("ex3") + HANGING_FORWARD})
+    out = tmp_path / "out" / "grades.csv"
+    rows, _ = batch.run_batch(subs, out, contract.select("ex1,ex3"), jobs=1, call_timeout=60,
+                              student_timeout=25, progress=False)
+    (row,) = rows
+    assert row.status == "timeout"
+    assert (row.scores["ex1"], row.scores["ex3"], row.total) == (20.0, 0.0, 20.0)
+    assert "exercises graded before it stopped: ex1" in row.reason
+    data = json.loads((out.parent / "results" / "ann" / "results.json").read_text())
+    assert data["score"] == 20.0 and data["extra_data"]["complete"] is False
