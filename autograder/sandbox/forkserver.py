@@ -10,6 +10,11 @@ Worker start-up (root):   zygote -> A (new namespaces, hides folders) -> B (pid 
 namespace, drops to the worker user, rlimits, serves). Killing B kills everything the
 student started. A waits for B and exits with B's status. Without root, B is forked
 directly and isolation is by process only.
+
+Lifetime (lifetime.py): the zygote (``ag-zygote`` in ps) runs in its own process group as a
+child subreaper and kills everything it started when the grader goes, however it goes
+(parent-death signal, EOF on the control socket, SIGTERM); workers (``ag-worker``) die with
+their parent.
 """
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ Linux only; elsewhere (no ``prctl``, no ``/proc``) every function here degrades 
 """
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -45,22 +46,28 @@ SWEEP_SECONDS = 3.0                   # how long the final sweep keeps killing n
 _forker = 0                           # pid of the process that last forked (inherited by the child)
 
 
-def _prctl(option: int, value: int) -> bool:
-    """``prctl(option, value)``; False where it is not available or fails."""
+@functools.lru_cache(maxsize=1)
+def _libc():
+    """The C library (Linux only), or None."""
     if not sys.platform.startswith("linux"):
-        return False
+        return None
     import ctypes
     import ctypes.util
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    return libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
+def _prctl(option: int, value: int) -> bool:
+    """``prctl(option, value)``; False where it is not available or fails."""
+    import ctypes
+    libc = _libc()
+    return libc is not None and libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
 
 
 def set_name(name: str) -> None:
     """This process's name in ``/proc/<pid>/comm`` (what ``ps``, ``top``, ``pgrep`` show)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import ctypes.util
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    import ctypes
+    libc = _libc()
+    if libc is not None:
         libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
 
 
