@@ -263,8 +263,8 @@ def _wrapper(how: str) -> tuple[str, ...]:
 
 # --------------------------------------------------------------------------- grade
 
-# (level, submission, moment, how): every submission, moment and way of dying at the root
-# level with namespaces; a spread of them at the other levels (each case starts a real
+# (level, submission, moment, how): each submission, moment and way of dying at least once at
+# the root level with namespaces; a spread of them at the other levels (each case starts a real
 # grader: a few seconds each).
 CASES = [
     ("namespaces", "import", "start", "SIGKILL-group"),
