@@ -345,7 +345,8 @@ def grade_case(case: str, tmp: Path) -> Run:
     proof.mkdir(mode=0o1777)
     proof.chmod(0o1777)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
-    env.update(TMPDIR=str(tmpdir), AG_HOSTILE_SECRET=secret, PYTHONDONTWRITEBYTECODE="1")
+    env.update(TMPDIR=str(tmpdir), AG_HOSTILE_SECRET=secret, PYTHONDONTWRITEBYTECODE="1",
+               AUTOGRADER_SANDBOX_SHARE=str(proof))    # the worker's own root has no /var/tmp
     cmd = [PYTHON, "-m", "autograder", "grade", str(submission), "--exercises", "ex1",
            "--results", str(results_path), "--timeout", str(spec.timeout), *EXTRA_ARGS]
     if spec.memory_mb:

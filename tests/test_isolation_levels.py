@@ -135,7 +135,7 @@ def kit(agtest_python) -> Path:
 
 
 def grade(kit: Path, files: dict[str, str], level: str | None, exercises: str = "ex1",
-          prefix: tuple[str, ...] = (), env: dict | None = None) -> tuple[dict, str]:
+          prefix: tuple[str, ...] = (), env: dict | None = None, share: Path | None = None) -> tuple[dict, str]:
     """Grade ``files`` with the CLI from the kit copy; (results.json, stderr)."""
     run = kit / f"run-{uuid.uuid4().hex[:8]}"
     (run / "submission").mkdir(parents=True)
@@ -149,7 +149,8 @@ def grade(kit: Path, files: dict[str, str], level: str | None, exercises: str = 
     if level:
         cmd += ["--isolation", level]
     base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": "/root",
-                "PYTHONPATH": str(kit / "source"), limits.METADATA_ENV: str(kit / "submission_metadata.json")}
+                "PYTHONPATH": str(kit / "source"), limits.METADATA_ENV: str(kit / "submission_metadata.json"),
+                limits.SHARE_ENV: str(share or "")}
     proc = subprocess.run(cmd, cwd=kit / "source", env=base_env | (env or {}), capture_output=True,
                           text=True, timeout=RUN_TIMEOUT)
     assert results.exists(), f"no results.json: {proc.stderr[-3000:]}"
@@ -201,6 +202,12 @@ def _reach():
         pass
     got["shm_mb"] = written
     got["pids"] = sum(name.isdigit() for name in _o.listdir("/proc"))
+    got["root"] = sorted(_o.listdir("/"))
+    try:
+        with open("/etc/shadow", "rb") as handle:
+            got["shadow"] = "read %d" % len(handle.read())
+    except OSError as exc:
+        got["shadow"] = "denied " + type(exc).__name__
     got["uid"] = _o.getuid()
     with open(proof + "/loot.json", "w") as handle:
         _j.dump(got, handle)
@@ -237,7 +244,7 @@ def test_levels_grade_identically_and_the_attack_gets_nothing(kit):
         proof.mkdir(mode=0o1777)
         proof.chmod(0o1777)
         try:
-            data, err = grade(kit, attack_files(kit, token, proof, port), level)
+            data, err = grade(kit, attack_files(kit, token, proof, port), level, share=proof)
             loot = json.loads((proof / "loot.json").read_text())
         finally:
             shutil.rmtree(proof, ignore_errors=True)
@@ -263,7 +270,14 @@ def test_levels_grade_identically_and_the_attack_gets_nothing(kit):
         assert loot["network"].startswith("denied"), f"{level}: network {loot['network']}"
         assert not litter, f"{level}: the worker's files outlived it: {litter}"
         assert loot["shm_mb"] <= 64, f"{level}: wrote {loot['shm_mb']} MB to /dev/shm"
-    assert by_level["namespaces"][2]["pids"] < 10, "a fresh /proc shows only the worker's namespace"
+        assert not _content(loot["shadow"]), f"{level}: /etc/shadow {loot['shadow']}"
+    ns = by_level["namespaces"][2]
+    assert ns["pids"] < 10, "a fresh /proc shows only the worker's namespace"
+    # its own root: system libraries, the interpreter (here under /opt), devices, scratch,
+    # and /var only for the test's shared proof folder (AUTOGRADER_SANDBOX_SHARE)
+    assert set(ns["root"]) <= {"usr", "lib", "lib64", "lib32", "opt", "dev", "etc", "proc", "tmp",
+                               "var"}, ns["root"]
+    assert ns["shadow"] == "denied FileNotFoundError"
     control = by_level["process"][2]                # same attack, no isolation: it works
     assert all(_content(control[label]) for label in ("kit", "suite", "reference", "metadata")), control
     assert control["network"] == "open"

@@ -29,7 +29,7 @@ __all__ = sorted(_WHERE)
 # matplotlib's and torch's config and caches at a folder anyone may read, before they are
 # imported (matplotlib fixes its folder at import). Nothing happens when not root.
 if "matplotlib" not in sys.modules:
-    from autograder.sandbox.harden import prepare_grader_home
+    from autograder.sandbox.grader_home import prepare_grader_home
     prepare_grader_home()
 
 

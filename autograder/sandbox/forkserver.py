@@ -27,7 +27,7 @@ import socket
 import sys
 import time
 
-from autograder.sandbox import lifetime, limits, netfilter, wire
+from autograder.sandbox import allowlist, lifetime, limits, netfilter, wire
 # Loaded here, in the grader, so every worker has it before its mounts hide the kit's source.
 from autograder.sandbox import worker as _worker_module  # noqa: F401
 
@@ -222,9 +222,9 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
     sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, errors="replace", closefd=False)
     sock = socket.socket(fileno=sock_fd)
     cfg = limits.SandboxConfig(**config["limits"])
-    level = config.get("level", "process")
+    level, root = config.get("level", "process"), "shared"
     if level == "namespaces":
-        _enter_namespaces(sock, cfg, config)              # continues as pid 1 of a new namespace
+        root = _enter_namespaces(sock, cfg, config)       # continues as pid 1 of a new namespace
     else:
         wire.send(sock, {"pid": os.getpid()})
     if level != "process":
@@ -237,23 +237,33 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
     network_blocked = level == "namespaces" or (level == "user" and netfilter.block_network())
     _single_threaded_maths()
     from autograder.sandbox.worker import serve
-    wire.send(sock, {"ready": True, "network_blocked": network_blocked})
+    wire.send(sock, {"ready": True, "network_blocked": network_blocked, "root": root})
     serve(sock)
 
 
-def _enter_namespaces(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> None:
-    """Private mount, network and pid namespaces (as root): own /tmp and /dev/shm, the kit
-    and everything in ``cfg.protected_paths()`` hidden. Returns in B, pid 1 of the new pid
-    namespace with a /proc of its own; A stays behind, reports B's pid and exits with it."""
+def _enter_namespaces(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> str:
+    """Private mount, network and pid namespaces (as root), and a root of the worker's own
+    (allowlist.py): only what Python and its libraries need, private /tmp and /dev/shm.
+    Where that root cannot be built, the kit and ``cfg.protected_paths()`` are hidden by
+    mounts instead. Returns in B, pid 1 of the new pid namespace with a /proc of its own
+    ("pivot_root", "chroot" or "hidden": how the root was made); A stays behind, reports
+    B's pid and exits with B's status."""
     limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID)
     limits.make_mounts_private()
-    limits.private_scratch(cfg.private_tmp_mb, limits.interpreter_paths())
-    home = config["home"]
-    if not os.path.isdir(home):                          # it was in the covered /tmp
-        os.makedirs(home, 0o700)
-        os.chown(home, config["uid"], config["gid"])
-    limits.expose_interpreter(home)
-    limits.hide_folders(cfg.protected_paths())
+    home, protected = config["home"], cfg.protected_paths()
+    try:
+        allowlist.build(home, protected, home, config["uid"], config["gid"], cfg.user, cfg.private_tmp_mb,
+                        cfg.share)
+        how = allowlist.enter(home)
+    except OSError:
+        limits.unmount(home)
+        how = "hidden"
+        limits.private_scratch(cfg.private_tmp_mb, limits.interpreter_paths())
+        if not os.path.isdir(home):                      # it was in the covered /tmp
+            os.makedirs(home, 0o700)
+            os.chown(home, config["uid"], config["gid"])
+        limits.expose_interpreter(home)
+        limits.hide_folders(protected)
     read_end, write_end = os.pipe()
     child = os.fork()
     if child:                                            # A: report B's pid, then wait for B
@@ -268,6 +278,7 @@ def _enter_namespaces(sock: socket.socket, cfg: limits.SandboxConfig, config: di
     os.read(read_end, 1)                                 # until A has reported our pid
     os.close(read_end)
     limits.fresh_proc()
+    return how
 
 
 def _single_threaded_maths() -> None:

@@ -14,9 +14,7 @@ permissions:
   refuses to run student code at this level if something is still readable
   (:func:`ensure_unreadable`).
 
-Also here: :func:`prepare_grader_home`, which points matplotlib's and torch's config and
-cache folders at a root-owned, world-readable folder before they are imported, so that the
-worker (another user) never needs anything under the grader's ``HOME``.
+The grader's own config/cache folder (grader_home.py) must stay readable: it is never locked.
 """
 from __future__ import annotations
 
@@ -25,45 +23,11 @@ import stat
 import sys
 import sysconfig
 
-HOME_VARS = ("MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "TORCH_HOME")
+from autograder.sandbox.grader_home import HOME_VARS, prepare_grader_home
 
 
 class StillReadable(RuntimeError):
     """Paths the worker user could still read after locking: no student code at this level."""
-
-
-# --------------------------------------------------------------------------- grader's home
-
-def prepare_grader_home() -> str | None:
-    """As root on Linux: matplotlib's/torch's config and caches in a root-owned folder anyone
-    may read (``<venv>/var/autograder-home``, else a fresh temporary one); the folder, or None
-    when not root (the worker is then the grader's own user and may read its HOME).
-
-    Must run before matplotlib is imported: it fixes its config folder at import."""
-    if not sys.platform.startswith("linux") or os.geteuid() != 0:
-        return None
-    home = _runtime_home()
-    for var, sub in zip(HOME_VARS, ("matplotlib", "cache", "config", "torch")):
-        path = os.path.join(home, sub)
-        os.makedirs(path, 0o755, exist_ok=True)
-        os.environ[var] = path
-    return home
-
-
-def _runtime_home() -> str:
-    preferred = os.path.join(sys.prefix, "var", "autograder-home")
-    try:
-        os.makedirs(preferred, 0o755, exist_ok=True)
-        info = os.lstat(preferred)
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and not info.st_mode & 0o022:
-            os.chmod(preferred, 0o755)
-            return preferred
-    except OSError:
-        pass
-    import tempfile
-    fresh = tempfile.mkdtemp(prefix="autograder-home-")
-    os.chmod(fresh, 0o755)
-    return fresh
 
 
 # --------------------------------------------------------------------------- locking

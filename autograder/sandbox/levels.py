@@ -1,13 +1,22 @@
 """Isolation levels: the strongest one the platform allows, picked once per process.
 
     namespaces  root with CAP_SYS_ADMIN (and mounts allowed): the worker gets private mount,
-                network and pid namespaces, private /tmp and /dev/shm, the kit hidden.
+                network and pid namespaces and a root of its own with only what Python and
+                its libraries need (allowlist.py), private /tmp and /dev/shm, a fresh /proc.
     user        root without namespaces (Docker's default seccomp profile, no CAP_SYS_ADMIN:
                 Gradescope): the worker drops to the unprivileged worker user; the kit, hidden
                 tests, results and metadata are unreadable to it by ownership and permissions
                 (verified before any student code runs, see harden.py); network blocked with
                 a seccomp filter where the kernel allows it.
     process     not root (a laptop, a student's ``check``): a separate process with limits.
+
+What the *user* level cannot do (no mounts): the worker sees the file system as its user's
+permissions allow (system files, ``/proc`` of every process: command lines, not
+environments); RLIMIT_FSIZE caps each file (64 MB), not the number of files, so it can fill
+``/tmp``, ``/var/tmp`` or ``/dev/shm`` while it runs (what it leaves at their top level is
+deleted when it ends; files inside other users' world-writable folders are not); UNIX
+sockets stay open; the seccomp filter exists for x86-64 and aarch64 only (elsewhere the
+log says the network is NOT blocked).
 
 Forced levels (tests, instructors): ``SandboxConfig.isolation``, else the environment
 variable ``AUTOGRADER_ISOLATION``, else "auto". A forced level stronger than the platform
@@ -24,8 +33,9 @@ ENV_VAR = "AUTOGRADER_ISOLATION"
 
 _DESCRIPTIONS = {
     "namespaces": ("student code runs as an unprivileged user in private mount, network and pid "
-                   "namespaces, with private /tmp and /dev/shm; the kit, hidden tests, submission "
-                   "and results are not visible to it"),
+                   "namespaces, in a root of its own holding only what Python and its libraries "
+                   "need, with private size-capped /tmp and /dev/shm; the kit, hidden tests, "
+                   "submission, results and other processes are not visible to it"),
     "user": ("student code runs as an unprivileged user; the kit, hidden tests, submission, "
              "results and submission metadata are unreadable to it by ownership and permissions "
              "(checked before grading); no private namespaces"),

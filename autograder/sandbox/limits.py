@@ -31,6 +31,7 @@ WORKER_USER = "ag-student"          # the unprivileged user student code runs as
 DEFAULT_CALL_TIMEOUT = 20.0         # seconds one call into student code may take
 METADATA_PATH = "/autograder/submission_metadata.json"   # Gradescope's (names, emails, ids)
 METADATA_ENV = "AUTOGRADER_METADATA_PATH"                # another place for it (tests)
+SHARE_ENV = "AUTOGRADER_SANDBOX_SHARE"     # folders (os.pathsep-separated) the worker shares (tests)
 
 
 @functools.lru_cache(maxsize=1)
@@ -56,6 +57,9 @@ class SandboxConfig:
     # the platform's submission metadata (names, emails): never readable by the worker
     metadata_path: str = field(default_factory=lambda: os.environ.get(METADATA_ENV) or METADATA_PATH)
     private_tmp_mb: int = 64            # size of the worker's own /tmp and /dev/shm (namespaces level)
+    # folders bound read-write into the worker's own root (namespaces level; elsewhere they are
+    # reachable by permissions anyway): for the kit's tests, where an attack proves it ran
+    share: list[str] = field(default_factory=lambda: [p for p in os.environ.get(SHARE_ENV, "").split(os.pathsep) if p])
     worker_start: str = "auto"          # "fork" (zygote), "spawn" (fresh interpreter, sandbox/spawn.py),
                                         # "auto": spawn where fork is missing or unsafe (Windows, macOS)
 
@@ -185,6 +189,20 @@ def expose_interpreter(stash_root: str) -> None:
             _mount(source, target, None, MS_BIND | MS_REC, None)
         libc().umount2(stash.encode(), 2)               # MNT_DETACH
         os.rmdir(stash)
+
+
+def bind(source: str, target: str, remount_flags: int | None = None) -> None:
+    """Bind ``source`` onto ``target`` (with its submounts); or, given ``remount_flags``
+    (e.g. MS_REMOUNT | MS_RDONLY), change the flags of that bind mount."""
+    if remount_flags is None:
+        _mount(source, target, None, MS_BIND | MS_REC, None)
+    else:
+        _mount("none", target, None, MS_BIND | remount_flags, None)
+
+
+def unmount(target: str) -> None:
+    """Detach whatever is mounted on ``target`` (errors ignored)."""
+    libc().umount2(target.encode(), 2)                   # MNT_DETACH
 
 
 def mount_tmpfs(target: str, options: str) -> None:

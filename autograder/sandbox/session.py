@@ -103,6 +103,7 @@ class WorkerProcess:
         self.pid = self.leader
         self.namespace: str | None = None   # the worker's own pid namespace (namespaces level)
         self.network_blocked = False
+        self.root = ""
         try:
             hello, _ = self.request({}, [], timeout=30.0, expect_hello=True)
             self.pid = hello["pid"]
@@ -110,6 +111,7 @@ class WorkerProcess:
                 self.namespace = limits.pid_namespace(self.pid)
             ready, _ = self.request({}, [], timeout=30.0, expect_hello=True)   # {"ready": true, ...}
             self.network_blocked = bool(ready.get("network_blocked"))
+            self.root = str(ready.get("root", ""))   # namespaces: "pivot_root" | "chroot" | "hidden"
         except WorkerCrashed:
             time.sleep(0.1)
             raise SandboxStartError("the sandbox worker failed to start:\n" + self.output.text()) from None
@@ -196,6 +198,7 @@ class Sandbox:
         self.network_blocked = self.level == "namespaces"
         self._checked_files = False
         self._network_noted = False
+        self._root_noted = False
         if self.level != "process":
             uid, gid = limits.ensure_user(self.config.user)
             self._ids = {"uid": uid, "gid": gid}
@@ -264,6 +267,15 @@ class Sandbox:
             self._network_noted = True
         self.network_blocked = blocked
 
+    def _note_root(self, root: str) -> None:
+        """Namespaces level: said once when the worker could not get a root of its own."""
+        if self.level == "namespaces" and root == "hidden" and not self._root_noted:
+            print("isolation: namespaces — no root of its own for the worker here (bind mounts or "
+                  "pivot_root refused); the kit and submission are hidden by mounts instead, the "
+                  "rest of the file system is visible (read-only for it where permissions say so)",
+                  file=sys.stderr, flush=True)
+            self._root_noted = True
+
     def close(self) -> None:
         if self._worker is not None:
             self._worker.kill()
@@ -310,6 +322,7 @@ class Sandbox:
             self._check_files()
             self._worker = WorkerProcess(self._forkserver, self.config, self._ids, self.level)
             self._note_network(self._worker.network_blocked)
+            self._note_root(self._worker.root)
         for name in self._loaded:           # deterministic code loads the same way again
             source = self.modules[name]
             self._worker.request({"op": "load", "name": name, "filename": source.filename,

@@ -1,0 +1,121 @@
+"""The *namespaces* level's root of its own: an allowlist, not a denylist (issue 10).
+
+In its private mount namespace, before dropping privileges, the worker builds a new root on a
+small tmpfs and moves into it (``pivot_root``; ``chroot`` where that is refused). What is in it:
+
+* read-only binds of what Python, numpy, torch and matplotlib read after start-up: the
+  standard library, site-packages, the other ``sys.path`` entries except those holding the
+  kit (its modules the worker needs, ``autograder.support`` and ``autograder.sandbox.worker``,
+  are imported before the fork), and the grader's matplotlib/torch config folder;
+* the system's shared libraries (``/usr/lib``, ``/lib``, ``/lib64`` ...), ``/etc/ld.so.cache``,
+  a minimal ``/etc`` (passwd and group with root and the worker user, localtime);
+* ``/dev/null``, ``/dev/zero``, ``/dev/random``, ``/dev/urandom``;
+* a private, size-capped ``/tmp`` (holding the worker's home) and ``/dev/shm``;
+* an empty ``/proc``, mounted afresh by the worker as pid 1 of its pid namespace;
+* folders named in ``SandboxConfig.share`` (``AUTOGRADER_SANDBOX_SHARE``; the kit's tests
+  use it for an attack's proof that it ran), read-write.
+
+Nothing else: not the kit, not the submission (its source travels as text), not other
+submissions, not ``/etc/shadow``, not other processes. Protected paths that lie inside a bound
+folder (the kit installed into site-packages) are covered again inside the new root.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+
+from autograder.sandbox import limits
+
+SYSTEM = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/share/zoneinfo")
+DEVICES = ("null", "zero", "random", "urandom")
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+_MS_REMOUNT = 32
+_MNT_DETACH = 2
+
+
+def _inside(folder: str, path: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def import_paths(protected: list[str]) -> list[str]:
+    """What to bind: the interpreter's import roots, and ``sys.path`` entries that hold no
+    protected path (the kit's checkout); outermost only."""
+    from autograder.sandbox.harden import import_roots
+    roots = import_roots()
+    entries = {p for p in limits.interpreter_paths() if os.path.isdir(p) or os.path.isfile(p)}
+    entries -= {sys.prefix, sys.base_prefix} - roots        # prefixes: only what imports need
+    entries = {p for p in entries if p in roots or not any(_inside(p, h) for h in protected)}
+    chosen = roots | entries
+    return sorted(p for p in chosen if not any(q != p and _inside(q, p) for q in chosen))
+
+
+def build(new_root: str, protected: list[str], home: str, uid: int, gid: int, user: str,
+          scratch_mb: int, share: list[str] = ()) -> None:
+    """Fill ``new_root`` (an empty folder, made a tmpfs here) with the allowlist."""
+    limits.mount_tmpfs(new_root, "size=16m,mode=0755")
+    target = lambda path: new_root + path                      # noqa: E731
+    for folder, mode in (("/tmp", 0o1777), ("/dev/shm", 0o1777)):
+        os.makedirs(target(folder), exist_ok=True)
+        limits.mount_tmpfs(target(folder), f"size={scratch_mb}m,mode={mode:o}")
+    for path in [p for p in SYSTEM if os.path.lexists(p)]:
+        if os.path.islink(path):
+            os.makedirs(os.path.dirname(target(path)), exist_ok=True)
+            os.symlink(os.readlink(path), target(path))
+        else:
+            _bind(path, target(path))
+    for path in import_paths(protected):
+        if not os.path.exists(target(path)):                   # not already inside /usr/lib
+            _bind(path, target(path))
+    for path in share:                                         # the kit's tests only
+        if os.path.isabs(path) and os.path.isdir(path):
+            _bind(path, target(path), read_only=False)
+    for name in DEVICES:
+        if os.path.exists(f"/dev/{name}"):
+            _bind(f"/dev/{name}", target(f"/dev/{name}"), read_only=False)
+    _minimal_etc(target("/etc"), uid, gid, user)
+    os.makedirs(target("/proc"), exist_ok=True)
+    os.makedirs(target(home), 0o700, exist_ok=True)
+    os.chown(target(home), uid, gid)
+    limits.hide_folders([target(p) for p in protected if os.path.lexists(target(p))])
+
+
+def enter(new_root: str) -> str:
+    """Make ``new_root`` the root of this mount namespace; "pivot_root" or "chroot"."""
+    os.chdir(new_root)
+    number = _SYS_PIVOT_ROOT.get(platform.machine())
+    libc = limits.libc()
+    if number is not None and libc.syscall(number, b".", b".") == 0:
+        libc.umount2(b".", _MNT_DETACH)                        # the old root, stacked below
+        os.chdir("/")
+        return "pivot_root"
+    os.chroot(".")
+    os.chdir("/")
+    return "chroot"
+
+
+def _bind(source: str, dest: str, read_only: bool = True) -> None:
+    if os.path.isdir(source):
+        os.makedirs(dest, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        if not os.path.exists(dest):
+            os.close(os.open(dest, os.O_CREAT | os.O_WRONLY, 0o644))
+    limits.bind(source, dest)
+    if read_only:
+        limits.bind(source, dest, remount_flags=_MS_REMOUNT | limits.MS_RDONLY | limits.MS_NOSUID)
+
+
+def _minimal_etc(etc: str, uid: int, gid: int, user: str) -> None:
+    os.makedirs(etc, 0o755, exist_ok=True)
+    with open(os.path.join(etc, "passwd"), "w") as out:
+        out.write(f"root:x:0:0:root:/root:/usr/sbin/nologin\n{user}:x:{uid}:{gid}::/tmp:/usr/sbin/nologin\n")
+    with open(os.path.join(etc, "group"), "w") as out:
+        out.write(f"root:x:0:\n{user}:x:{gid}:\n")
+    for name in ("ld.so.cache", "localtime"):
+        if os.path.exists(f"/etc/{name}"):
+            shutil.copyfile(f"/etc/{name}", os.path.join(etc, name))
+    for name in ("passwd", "group", "ld.so.cache", "localtime"):
+        if os.path.exists(os.path.join(etc, name)):
+            os.chmod(os.path.join(etc, name), 0o644)
