@@ -305,11 +305,13 @@ def build_image(zip_path: Path, base: str | None = None, rebuild: bool = False,
             if status != "0":
                 tail = log.read_text(errors="replace")[-3000:]
                 raise ReplicaError(f"setup.sh failed in the replica (exit {status}); log {log}:\n{tail}")
+            committing = time.monotonic()
             docker("commit", "--change", f"LABEL {ZIP_LABEL}={sha}", "--change", "WORKDIR /autograder",
                    "--change", 'CMD ["bash"]', cid, name, timeout=1800)
+            say(f"replica: docker commit took {time.monotonic() - committing:.0f} s")
         finally:
             docker("rm", "-f", cid, check=False)
-    say(f"replica: image {name} built in {seconds:.0f} s")
+    say(f"replica: image {name} built (setup.sh in {seconds:.0f} s)")
     prune_images(KEEP_IMAGES, say)
     return name, seconds
 
