@@ -88,6 +88,10 @@ def test_spawn_is_chosen_where_fork_is_missing_or_unsafe(monkeypatch):
     monkeypatch.delattr(os, "fork")
     assert spawn.chosen(config)
     assert spawn.chosen(SandboxConfig(worker_start="fork"))          # no fork: no choice
+    monkeypatch.undo()
+    monkeypatch.setenv(spawn.ENV_VAR, "spawn")
+    assert spawn.chosen(SandboxConfig(isolation="process"))
+    assert not spawn.chosen(SandboxConfig(isolation="user"))         # never a silent downgrade
 
 
 SOURCE = '''

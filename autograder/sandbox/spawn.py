@@ -48,8 +48,12 @@ def fork_unavailable() -> bool:
 
 def chosen(config: limits.SandboxConfig) -> bool:
     """Whether ``config``'s workers are spawned (True) or forked from the zygote (False)."""
+    if not hasattr(os, "fork"):
+        return True
+    if getattr(config, "isolation", "auto") in ("namespaces", "user"):
+        return False            # a spawned worker is isolated by process only: never a downgrade
     start = os.environ.get(ENV_VAR) or getattr(config, "worker_start", "auto") or "auto"
-    if start == "spawn" or not hasattr(os, "fork"):
+    if start == "spawn":
         return True
     if start == "fork":
         return False
