@@ -6,6 +6,9 @@ changes elsewhere, and does not repeat the whole file.
 A mutant file ``tests/submissions/<ex>/mutants/<case>.diff`` is
 
     # expect-fail: <words>[|<words> …]      the test(s) the bug must fail (substrings of titles)
+    # breaks: <name>[, <name>:<property>]    optional: what it breaks besides the functions its
+                                             patch changes and their callers (tests/suite_covers.py)
+    # cause: <words>[ | <words>]             optional: every "Likely cause" it gets names this
     # mutant: <what the bug is>              optional further comment lines
     @@ -40,3 +40,3 @@                        a unified diff against the solution as a
      context                                 student submits it (markers removed)

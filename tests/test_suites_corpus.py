@@ -8,6 +8,10 @@ Corpus layout (one case per file, named after what it does):
 A mutant's first line is ``# expect-fail: <words>``: ``<words>`` is a substring of the name
 of a test that must fail (several: separate with `|`, each must match a failing test). A
 weakened suite that stops catching a mutant fails here. Format: ``tests/mutants.py``.
+
+Feedback (issue 12): every test a mutant fails must be about something it breaks (its
+``covers``, see ``tests/suite_covers.py``), at least NAMED_SHARE of the mutants get a
+"Likely cause" line, and a mutant that declares ``# cause:`` gets no other cause named.
 """
 from __future__ import annotations
 
@@ -71,6 +75,29 @@ def test_mutant_fails_only_tests_about_what_it_breaks(path: Path):
     blamed = {t.name: sorted(covers.get(t.name, set())) for t in _graded_mutant(path).tests
               if not t.passed and not justified(covers.get(t.name, set()), breaks)}
     assert not blamed, f"{path.name} breaks {sorted(breaks)} but fails tests about other things: {blamed}"
+
+
+def _declared_cause(path: Path) -> str | None:
+    """The ``# cause: <words>[ | <words> …]`` header line of a mutant: every cause named for
+    it must contain one of these."""
+    for line in path.read_text().splitlines():
+        if line.startswith("@@"):
+            return None
+        if line.startswith("# cause:"):
+            return line.removeprefix("# cause:").strip()
+    return None
+
+
+@pytest.mark.parametrize("path", [p for p in _cases("mutants", ".diff") if _declared_cause(p.values[0])])
+def test_named_mistake_is_the_mutants_own(path: Path):
+    """A mutant that declares its mistake (``# cause: <words>``) gets that mistake named, and
+    no failing test names another one (a wrong "Likely cause" misleads more than none)."""
+    words = [w.strip().lower() for w in _declared_cause(path).split("|")]    # any of these
+    named = {t.name: t.output.split(NAMED, 1)[1] for t in _graded_mutant(path).tests
+             if not t.passed and NAMED in t.output}
+    assert named, f"{path.name}: no failing test names a likely cause"
+    wrong = {name: cause[:200] for name, cause in named.items() if not any(w in cause.lower() for w in words)}
+    assert not wrong, f"{path.name}: causes that mention none of {words}: {wrong}"
 
 
 def test_most_mutants_get_a_named_mistake():

@@ -144,8 +144,11 @@ def forward_mistakes(state: Mapping[str, torch.Tensor], num_heads: int, query, k
 
 def weights_shape_cause(got_shape: tuple[int, ...], state: Mapping[str, torch.Tensor], num_heads: int,
                         query, key, value, mask=None, got=None) -> str | None:
-    """Why the weights came back as (B, n, m) where (B, h, n, m) was due, if they did."""
+    """Why the weights came back as (B, n, m), or (B, h, n, n) with m != n keys, where
+    (B, h, n, m) was due."""
     B, n, m = query.shape[0], query.shape[1], key.shape[1]
+    if m != n and tuple(got_shape) == (B, num_heads, n, n):
+        return KV_FROM_QUERY
     if tuple(got_shape) != (B, n, m):
         return None
     if got is not None:

@@ -74,7 +74,8 @@ def expect_forward(got, state, query, key, value, mask, what: str,
     if "output" in parts:
         expect_shape(output, (B_, n, query.shape[-1]), f"{what}: output", shown)
     if "weights" in parts:
-        if hasattr(weights, "shape") and tuple(weights.shape) == (B_, n, m):
+        if hasattr(weights, "shape") and tuple(weights.shape) in ((B_, n, m), (B_, heads, n, n)) \
+                and tuple(weights.shape) != (B_, heads, n, m):
             fail(f"{what}: weights: expected shape {(B_, heads, n, m)}, got {tuple(weights.shape)} "
                  f"(inputs: {shown})", mistakes.weights_shape_cause(
                      tuple(weights.shape), state, heads, query, key, value, mask, weights))
