@@ -154,12 +154,13 @@ def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict
     else:
         found.banned = intake.find_banned(source, ex)
     submission = intake.Submission({ex.id: found})
-    sandbox = open_sandbox(submission, SandboxConfig(), None, in_process=True)
     budgets = Budgets(default=float("inf"))      # no budgets in a notebook kernel (as before)
-    plugin = GradingPlugin(sandbox, submission, budgets)
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # inside: the sandbox reports its isolation level on stderr, which nbgrader would score
+        sandbox = open_sandbox(submission, SandboxConfig(), None, in_process=True)
+        plugin = GradingPlugin(sandbox, submission, budgets)
         try:
             sandbox.start()
             code = run_pytest(_pytest_args(ex), plugin)
