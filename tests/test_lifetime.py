@@ -13,8 +13,8 @@ case's worker user counts too. The checks poll for up to ``GONE_WITHIN`` seconds
 """
 from __future__ import annotations
 
+import fcntl
 import os
-import pwd
 import shutil
 import signal
 import subprocess
@@ -204,6 +204,15 @@ def _level(name: str, request: pytest.FixtureRequest) -> Level:
         pytest.skip("setpriv (util-linux) is needed to run the grader as an unprivileged user")
     return Level(name, ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"),
                  (), None, NOBODY)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_run_at_a_time():
+    """Two runs of this module at once would share the worker user (and its uid-wide kills
+    at the user level, and the uid-wide checks here): the second waits for the first."""
+    with open(os.path.join(tempfile.gettempdir(), "ag-life-tests.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture
