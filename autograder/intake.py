@@ -290,7 +290,7 @@ def _find(ex: Exercise, listing: Listing, budget: Budget) -> Found:
     chosen = candidates[0]
     found = Found(ex, origin=chosen)
     if len(candidates) > 1:
-        found.notes.append(f"several candidates for {ex.filename}; graded {chosen}")
+        found.notes.append(f"several candidates for {ex.filename}; graded {_printable(chosen)}")
     entry = files[chosen]
     if entry.refusal or entry.read is None:
         return _refuse(found, entry.refusal or f"{chosen} could not be read")
@@ -314,8 +314,14 @@ def _find(ex: Exercise, listing: Listing, budget: Budget) -> Found:
 
 
 def _refuse(found: Found, why: str) -> Found:
-    found.problem, found.refused = f"refused: {why}", True
+    found.problem, found.refused = f"refused: {_printable(why)}", True
     return found
+
+
+def _printable(text: str) -> str:
+    """File names in messages stay on one line: control characters (a newline in a folder
+    name) are shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _missing(ex: Exercise, listing: Listing) -> Found:

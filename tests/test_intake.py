@@ -221,3 +221,13 @@ def test_huge_notebooks_are_refused(tmp_path):
     (tmp_path / "b" / "attention.ipynb").write_text(notebook([code_cell(big)]))
     found = ex1(tmp_path / "b")
     assert found.kind == "refused" and "of code" in found.problem
+
+
+def test_file_names_in_messages_stay_on_one_line(tmp_path):
+    folder = tmp_path / "x\nALL TESTS PASSED\r\x1b[32m"
+    folder.mkdir()
+    (folder / "attention.py").symlink_to("/etc/hostname")
+    found = ex1(tmp_path)
+    assert found.kind == "refused"
+    assert "\n" not in found.problem and "\r" not in found.problem and "\x1b" not in found.problem
+    assert "ALL TESTS PASSED" in found.problem            # shown, escaped, on the same line
