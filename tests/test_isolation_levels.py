@@ -95,6 +95,46 @@ def test_network_filter_refuses_inet_sockets_only():
     assert answer == b"Ixxo", answer
 
 
+PROBE = ("import os\n"
+         "def entries(path):\n"
+         "    try:\n"
+         "        return sorted(os.listdir(path))\n"
+         "    except OSError:\n"
+         "        return None\n")
+
+
+@needs_root
+@pytest.mark.parametrize("own_root", [True, False], ids=["own-root", "hidden-by-mounts"])
+def test_namespaces_worker_sees_only_its_root_or_nothing_of_the_kit(monkeypatch, capsys, own_root):
+    """The allowlist root; and where it cannot be built, the previous hide-by-mounts path."""
+    from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules, allowlist
+    from autograder.sandbox import forkserver
+
+    if not own_root:
+        def refuse(*args, **kwargs):
+            raise PermissionError(1, "bind mounts refused (simulated)")
+        monkeypatch.setattr(allowlist, "build", refuse)
+    server = forkserver.ForkServer()            # forked now: sees the patched allowlist
+    box = Sandbox([ModuleSource("probe", "probe.py", PROBE)],
+                  SandboxConfig(user=WORKER, isolation="namespaces", hide=[str(ROOT / "autograder")]), server)
+    try:
+        box.start()
+        probe = StudentModules(box, ["probe"]).probe
+        assert box.level == "namespaces" and box._worker.root == ("pivot_root" if own_root else "hidden")
+        assert probe.entries(str(ROOT / "autograder")) in (None, [])   # absent, or an empty cover
+        if own_root:        # only what imports need: here the venv and pytest's sys.path entry
+            assert set(probe.entries(str(ROOT))) <= {".venv", "tests"}
+            assert probe.entries("/etc") == ["group", "ld.so.cache", "localtime", "passwd"]
+            assert probe.entries("/home") is None and probe.entries("/usr/bin") is None
+        else:
+            assert "shadow" in probe.entries("/etc")                     # the machine is visible
+    finally:
+        box.close()
+        server.close()
+    note = "no root of its own for the worker here"
+    assert (note in capsys.readouterr().err) is not own_root
+
+
 @needs_root
 def test_detection_matches_what_the_kernel_allows():
     """Namespaces where util-linux's unshare can make them (this machine), else user."""

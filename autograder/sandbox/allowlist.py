@@ -7,7 +7,7 @@ small tmpfs and moves into it (``pivot_root``; ``chroot`` where that is refused)
   standard library, site-packages, the other ``sys.path`` entries except those holding the
   kit (its modules the worker needs, ``autograder.support`` and ``autograder.sandbox.worker``,
   are imported before the fork), and the grader's matplotlib/torch config folder;
-* the system's shared libraries (``/usr/lib``, ``/lib``, ``/lib64`` ...), ``/etc/ld.so.cache``,
+* the system's shared libraries (``/usr/lib``, ``/lib``, ``/lib64`` ...) and fonts, ``/etc/ld.so.cache``,
   a minimal ``/etc`` (passwd and group with root and the worker user, localtime);
 * ``/dev/null``, ``/dev/zero``, ``/dev/random``, ``/dev/urandom``;
 * a private, size-capped ``/tmp`` (holding the worker's home) and ``/dev/shm``;
@@ -28,7 +28,8 @@ import sys
 
 from autograder.sandbox import limits
 
-SYSTEM = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/share/zoneinfo")
+SYSTEM = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/local/lib",
+          "/usr/share/zoneinfo", "/usr/share/fonts")     # fonts: matplotlib's cache may list them
 DEVICES = ("null", "zero", "random", "urandom")
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 _MS_REMOUNT = 32
