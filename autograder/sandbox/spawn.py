@@ -106,8 +106,9 @@ class SpawnedWorker:
         self.config = config
         self.home = tempfile.mkdtemp(prefix="ag-worker-")
         posix = os.name == "posix"
+        python, env = interpreter(worker_env(self.home))
         self._proc = subprocess.Popen(
-            [sys.executable, "-c", BOOT, KIT_PARENT, json.dumps(dataclasses.asdict(config))], cwd=self.home, env=worker_env(self.home),
+            [python, "-c", BOOT, KIT_PARENT, json.dumps(dataclasses.asdict(config))], cwd=self.home, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
             start_new_session=posix, close_fds=True,
             creationflags=0 if posix else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
@@ -200,6 +201,17 @@ def describe_exit(code: int | None, config: limits.SandboxConfig, exc: BaseExcep
                     f"allocate {config.memory_mb} MB), or the code killed its own process")
         return f"was killed by signal {name}"
     return f"exited with status {code} (sys.exit / os._exit / a crash in native code?)"
+
+
+def interpreter(env: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The interpreter to start, and its environment. On Windows a venv's ``python.exe`` is a
+    redirector that starts the real interpreter as a child, which killing the redirector
+    would leave running: start the base interpreter and tell it about the venv, as
+    ``multiprocessing`` does (bpo-35797)."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    if os.name == "nt" and base and os.path.normcase(base) != os.path.normcase(sys.executable):
+        return base, {**env, "__PYVENV_LAUNCHER__": sys.executable}
+    return sys.executable, env
 
 
 def worker_env(home: str) -> dict[str, str]:
