@@ -346,8 +346,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=argparse.SUPPRESS)   # no worker at all (tests, benchmarks)
 
 
+def _printable_everywhere() -> None:
+    """A Windows console redirected to a file encodes with the ANSI code page (cp1252), which
+    has no ✓ or ✗: replace what cannot be encoded rather than crash mid-report."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            "✓✗·—…".encode(getattr(stream, "encoding", None) or "utf-8")
+        except (UnicodeEncodeError, LookupError):
+            try:
+                stream.reconfigure(errors="replace")       # type: ignore[union-attr]
+            except (AttributeError, ValueError):
+                pass
+
+
 def command(args: argparse.Namespace) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
+    _printable_everywhere()
     names = [n for n in args.exercises if n.lower() != "all"]
     return run_check(args.folder, names, verbose=args.verbose, timeout=args.timeout,
                      in_process=args.in_process, worker_start=args.worker_start)

@@ -265,3 +265,15 @@ def test_a_spawned_worker_ends_when_the_checker_is_killed_during_a_hang(tmp_path
     finally:
         checker.kill()
         checker.wait()
+
+
+@pytest.mark.slow
+def test_check_survives_an_output_encoding_without_check_marks(tmp_path):
+    """Windows: `python check.py > report.txt` encodes with cp1252, which has no ✓/✗."""
+    folder = _release_with(tmp_path, bug=True)
+    env = {**_plain_env(), "PYTHONIOENCODING": "cp1252"}
+    done = subprocess.run([sys.executable, "check.py", "ex1"], cwd=folder, env=env,
+                          capture_output=True, timeout=300)
+    assert done.returncode == 1, done.stderr.decode("cp1252", "replace")
+    out = done.stdout.decode("cp1252")
+    assert "public tests:" in out and "? scaled_dot_product_attention_np" in out
