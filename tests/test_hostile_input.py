@@ -30,6 +30,11 @@ IS_ROOT = os.geteuid() == 0
 WORKER_USER = "ag-intake"
 RUN_BUDGET_S = 240
 SUITES = ROOT / "autograder" / "suites"
+AGTEST = Path("/opt/agtest-venv/bin/python")      # made by tests/test_isolation_levels.py
+KIT_FOLDERS = ("autograder", "reference", "solutions", "tests", "assignments", "dist", ".git")
+LEVELS = [pytest.param("auto", id="strongest"),
+          pytest.param("user", id="user-level", marks=pytest.mark.skipif(
+              not IS_ROOT, reason="the user level needs root (a worker user)"))]
 
 
 @dataclass
@@ -52,6 +57,23 @@ class Run:
 
     def outputs(self, ex: str) -> str:
         return "\n".join(str(t.get("output", "")) for t in self.tests(ex))
+
+
+def _kit_modes() -> dict[Path, tuple[int, int, int]]:
+    """The user level locks the kit's folders (root-owned, go-rwx); put them back after."""
+    out = {}
+    for name in KIT_FOLDERS:
+        path = ROOT / name
+        if path.exists():
+            info = path.stat()
+            out[path] = (info.st_mode & 0o7777, info.st_uid, info.st_gid)
+    return out
+
+
+def _restore_kit_modes(modes: dict[Path, tuple[int, int, int]]) -> None:
+    for path, (mode, uid, gid) in modes.items():
+        os.chown(path, uid, gid)
+        os.chmod(path, mode)
 
 
 # Runs the grader as its only child: RUSAGE_CHILDREN's peak is then this run's alone.
@@ -87,16 +109,27 @@ def corpus_file(case: str, name: str, **values: str) -> str:
 
 
 def grade(submission: Path, exercises: str, out: Path, *, cwd: Path = ROOT,
-          env_extra: dict | None = None, timeout: float = 3.0) -> Run:
+          env_extra: dict | None = None, timeout: float = 3.0, level: str = "auto") -> Run:
+    """Grade through the CLI; ``level="user"`` runs the user isolation level with a Python
+    outside /root (as on Gradescope), restoring the kit folders' modes afterwards."""
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
-    cmd = [PYTHON, "-m", "autograder", "grade", str(submission), "--exercises", exercises,
-           "--results", str(results_path), "--timeout", str(timeout), "--worker-user", WORKER_USER]
+    python = PYTHON
+    if level == "user":
+        assert IS_ROOT and AGTEST.exists(), f"the user level needs root and {AGTEST}"
+        python = str(AGTEST)
+    cmd = [python, "-m", "autograder", "grade", str(submission), "--exercises", exercises,
+           "--results", str(results_path), "--timeout", str(timeout), "--worker-user", WORKER_USER,
+           "--isolation", level]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env.update(PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", **(env_extra or {}))
     rss_file = out / "peak-rss-kb"
-    proc = subprocess.run([PYTHON, "-c", _MEASURE, str(rss_file), *cmd], cwd=cwd, env=env,
-                          capture_output=True, timeout=RUN_BUDGET_S)
+    modes = _kit_modes()
+    try:
+        proc = subprocess.run([PYTHON, "-c", _MEASURE, str(rss_file), *cmd], cwd=cwd, env=env,
+                              capture_output=True, timeout=RUN_BUDGET_S)
+    finally:
+        _restore_kit_modes(modes)
     peak = int(rss_file.read_text()) if rss_file.exists() else 0
     assert results_path.exists(), f"no results.json: {proc.stderr[-3000:]!r}"
     text = results_path.read_text()
@@ -223,7 +256,8 @@ def test_modules_in_the_working_folder_are_never_imported(tmp_path, proof):
     assert run.score("ex1") == run.max_score("ex1") == 20
 
 
-def test_modules_planted_during_grading_never_run(tmp_path, proof):
+@pytest.mark.parametrize("level", LEVELS)
+def test_modules_planted_during_grading_never_run(tmp_path, proof, level):
     """The stub writes pytest.py & co. into the grader's world-writable cwd at import time."""
     cwd = proof / "cwd"
     cwd.mkdir(mode=0o777)
@@ -232,12 +266,16 @@ def test_modules_planted_during_grading_never_run(tmp_path, proof):
     sub.mkdir()
     (sub / "attention.py").write_text(corpus_file("plant_in_cwd", "attention.py",
                                                   CWD=str(cwd), PROOF=str(proof)))
-    run = grade(sub, "ex1", tmp_path / "out", cwd=cwd)
+    run = grade(sub, "ex1", tmp_path / "out", cwd=cwd, level=level)
     assert _plant_markers(proof) == [], "a module planted by the submission was imported"
     assert run.score("ex1") == 0
     planted = sorted(p.name for p in proof.iterdir() if p.name.startswith("planted-"))
     # Where the worker cannot even see the folder (namespaces level) nothing was planted:
-    # the attack is stopped one step earlier. Either way it must not have run.
+    # the attack is stopped one step earlier. At the user level it plants them, and then
+    # the grader must not import them.
+    if level == "user":
+        assert (cwd / "pytest.py").exists() and "planted-pytest" in planted, \
+            "the attack could not plant its files at the user level: the case proves nothing"
     assert planted == [] or (cwd / "pytest.py").exists()
 
 
@@ -247,12 +285,13 @@ _FRAME_REASONS = ("referenced more than once", "nested more than", "more than 40
                   "header is not an object", "malformed reply")
 
 
-def test_raw_frames_on_the_worker_socket_cost_only_those_calls(tmp_path):
+@pytest.mark.parametrize("level", LEVELS)
+def test_raw_frames_on_the_worker_socket_cost_only_those_calls(tmp_path, level):
     sub = tmp_path / "submission"
     sub.mkdir()
     (sub / "attention.py").write_text(corpus_file("raw_frames", "attention.py"))
     (sub / "causal.py").write_text(solution("ex4"))
-    run = grade(sub, "ex1,ex4", tmp_path / "out", timeout=10.0)
+    run = grade(sub, "ex1,ex4", tmp_path / "out", timeout=10.0, level=level)
     assert run.score("ex4") == run.max_score("ex4") > 0, "an honest exercise lost points"
     assert run.score("ex1") < run.max_score("ex1")
     seen = {reason for reason in _FRAME_REASONS if reason in run.outputs("ex1")}
