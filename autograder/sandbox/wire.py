@@ -358,14 +358,13 @@ def header_depth(raw: bytes) -> int:
     if raw.count(b"[") + raw.count(b"{") <= MAX_HEADER_DEPTH:
         return 0                                    # cannot be deeper: skip the scan
     outside = _JSON_STRING.sub(b"", raw)
-    codes = np.frombuffer(outside, dtype=np.uint8)
-    steps = (np.isin(codes, _OPENERS).astype(np.int64) - np.isin(codes, _CLOSERS).astype(np.int64))
-    return int(np.cumsum(steps).max(initial=0))
+    steps = _STEP[np.frombuffer(outside, dtype=np.uint8)]
+    return int(np.cumsum(steps, dtype=np.int64).max(initial=0))
 
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_OPENERS = np.frombuffer(b"[{", dtype=np.uint8)
-_CLOSERS = np.frombuffer(b"]}", dtype=np.uint8)
+_STEP = np.zeros(256, dtype=np.int8)              # +1 for [ and {, -1 for ] and }
+_STEP[list(b"[{")], _STEP[list(b"]}")] = 1, -1
 
 
 def _bounded_int(text: str) -> int:
