@@ -19,6 +19,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
     try:
         budgets = parse_budgets(args.budget)
+        if args.exercise_budget is not None and not args.exercise_budget > 0:
+            raise ValueError(f"--exercise-budget must be more than 0 seconds, got {args.exercise_budget:g}")
     except ValueError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
