@@ -10,7 +10,7 @@ hidden test passes it). Every judgement happens here, in the grader.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, NoReturn
 
 import numpy as np
 import torch
@@ -26,7 +26,7 @@ class GradingFailure(AssertionError):
 CAUSE = "Likely cause: "
 
 
-def fail(message: str, cause: str | None = None) -> None:
+def fail(message: str, cause: str | None = None) -> NoReturn:
     """Fail the test; ``cause`` names the student's likely mistake on a line of its own."""
     raise GradingFailure(message + (f"\n{CAUSE}{cause}" if cause else ""))
 
@@ -203,10 +203,6 @@ def expect_equal(actual: Any, expected: Any, what: str, *, inputs: str = "", rev
         return
     if actual != expected:
         fail(f"{what}: not the expected value{where}")
-
-
-def relative_to(values: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    return {k: as_array(v, k) for k, v in values.items()}
 
 
 @contextmanager

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from autograder.sandbox import UnsupportedValue
-from autograder.suites.ex2_visualization._checks import weights
+from autograder.suites.ex2_visualization.common import weights
 
 QUERIES = ["my", "old", "dog"]
 KEYS = ["the", "cat", "sat", "on", "mats"]

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from autograder.suites.checks import fail
-from autograder.suites.ex2_visualization._checks import (expect_axis_labels, expect_clim,
+from autograder.suites.ex2_visualization.common import (expect_axis_labels, expect_clim,
                                                          expect_matrix, expect_ticks,
                                                          expect_types)
 

@@ -8,7 +8,7 @@ import torch
 import reference.visualize as ref
 from autograder.diagnosis import ex2 as mistakes
 from autograder.suites.checks import fail
-from autograder.suites.ex2_visualization._checks import weights
+from autograder.suites.ex2_visualization.common import weights
 
 pytestmark = pytest.mark.covers("top_attended")
 

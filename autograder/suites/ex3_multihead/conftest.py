@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.suites.ex3_multihead._cases import D_MODEL, HEADS, reference_state
+from autograder.suites.ex3_multihead.common import D_MODEL, HEADS, reference_state
 
 SEED = 52013
 

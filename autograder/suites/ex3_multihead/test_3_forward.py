@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autograder.suites.checks import describe_inputs, expect_dtype, expect_shape, expect_tuple, fail
-from autograder.suites.ex3_multihead._cases import (B, D_MODEL, HEADS, M, N, expect_forward,
+from autograder.suites.ex3_multihead.common import (B, D_MODEL, HEADS, M, N, expect_forward,
                                                     inputs, padding_mask, perturbed_state,
                                                     random_mask, reference_state)
 

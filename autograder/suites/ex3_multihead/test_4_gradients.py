@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autograder.suites.checks import describe_inputs, expect_close, fail
-from autograder.suites.ex3_multihead._cases import B, D_MODEL, N, M, inputs, random_mask, reference_model
+from autograder.suites.ex3_multihead.common import B, D_MODEL, N, M, inputs, random_mask, reference_model
 
 pytestmark = pytest.mark.covers("MultiHeadAttention")
 

@@ -102,8 +102,3 @@ def perturbed_state(state: dict[str, torch.Tensor], head: int, seed: int,
     rows = slice(head * d_head, (head + 1) * d_head)
     new["W_q.weight"][rows] += 0.8 * torch.randn(new["W_q.weight"][rows].shape, generator=g)
     return new
-
-
-def need(condition: bool, message: str) -> None:
-    if not condition:
-        fail(message)
