@@ -6,6 +6,10 @@ would otherwise have it imported, as root, when the grader imports those modules
 student code ran. So the working folder, ``''`` and every relative entry leave
 ``sys.path``, and the kit's own parent folder is put there explicitly (under Gradescope
 the kit *is* in the working folder, ``/autograder/source``, and stays importable).
+
+This happens when this module is imported, before the command line (and ``argparse``) is:
+the console script ``attention-autograder`` enters through :func:`main` here for the same
+reason.
 """
 import os
 import sys
@@ -30,6 +34,13 @@ except OSError:                        # the working folder was deleted: nothing
 sys.path[:] = _without_working_folder(sys.path, _CWD, _KIT_PARENT) if _CWD else \
     [_KIT_PARENT, *(p for p in sys.path if p and os.path.isabs(p))]
 
-from autograder.cli import main  # noqa: E402  (after sys.path is cleaned)
 
-raise SystemExit(main())
+def main() -> int:
+    """The command line, imported only now that ``sys.path`` is clean."""
+    from autograder.cli import main as cli_main
+
+    return int(cli_main() or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
