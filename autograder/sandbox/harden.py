@@ -65,13 +65,17 @@ def lock_targets(path: str, keep: set[str]) -> list[str]:
     return found
 
 
-def lock(path: str, recursive: bool = False) -> None:
-    """Root-owned, no access for group and others (folders 0700, files 0600 or 0700)."""
+def lock(path: str, recursive: bool = False, worker_uid: int | None = None) -> None:
+    """No access for group and others (folders 0700, files 0600 or 0700), root-owned.
+
+    With ``worker_uid`` (the grader, at run time), only what that user owns changes owner: a
+    checkout owned by a teaching assistant stays theirs, and closed to everyone else."""
     for target in _walk(path) if recursive else [path]:
         info = os.lstat(target)
         if stat.S_ISLNK(info.st_mode):
             continue                                # a link's own mode means nothing
-        os.chown(target, 0, 0)
+        if worker_uid is None or info.st_uid == worker_uid:
+            os.chown(target, 0, 0)
         os.chmod(target, 0o700 if stat.S_ISDIR(info.st_mode) else info.st_mode & 0o700 | 0o600)
 
 
@@ -151,7 +155,7 @@ def ensure_unreadable(paths: list[str], uid: int, gid: int) -> list[str]:
     locked = []
     for path in exposed:
         for target in lock_targets(path, keep):
-            lock(target)
+            lock(target, worker_uid=uid)
             locked.append(target)
     still = readable_by(paths, uid, gid)
     if still:

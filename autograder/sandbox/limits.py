@@ -28,6 +28,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4
 # importable anywhere (Windows, macOS, no torch): POSIX-only modules (pwd, resource, libc)
 # are imported inside the functions that run in the worker or as root.
 WORKER_USER = "ag-student"          # the unprivileged user student code runs as (when root)
+WORKER_USER_ENV = "AUTOGRADER_WORKER_USER"   # another default (the kit's tests, run in parallel)
 DEFAULT_CALL_TIMEOUT = 20.0         # seconds one call into student code may take
 METADATA_PATH = "/autograder/submission_metadata.json"   # Gradescope's (names, emails, ids)
 METADATA_ENV = "AUTOGRADER_METADATA_PATH"                # another place for it (tests)
@@ -51,7 +52,7 @@ class SandboxConfig:
     output_limit: int = 64 * 1024       # bytes of stdout/stderr kept per worker
     file_size_mb: int = 64              # largest file the worker may write
     hide: list[str] = field(default_factory=list)   # what the worker must not see (root only)
-    user: str = WORKER_USER
+    user: str = field(default_factory=lambda: os.environ.get(WORKER_USER_ENV) or WORKER_USER)
     isolation: str = "auto"             # "auto" | "namespaces" | "user" | "process" (levels.py);
                                         # "auto" also reads AUTOGRADER_ISOLATION
     # the platform's submission metadata (names, emails): never readable by the worker
