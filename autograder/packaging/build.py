@@ -12,28 +12,27 @@ built by its ``setup.sh``, fresh containers at ½ CPU / 768 MB; see
 The exports are the list :data:`EXPORTS` of :class:`ExportStep` (name, ``"module:function"``,
 what it writes). A step's function takes the :class:`BuildContext` and returns the paths it
 wrote; it is imported only when it runs, so an export's heavy dependencies (nbgrader, otter)
-cost nothing to the others. To add an export, append one line to :data:`EXPORTS` (or call
-:func:`register` from a plug-in)::
+cost nothing to the others. To add an export, append one line to :data:`EXPORTS`::
 
     ExportStep("otter", "autograder.interop.otter:export", "dist/otter/ (Otter-Grader)"),
     ExportStep("nbgrader", "autograder.interop.nbgrader:export", "dist/nbgrader/ (nbgrader course)"),
 
-Every zip is deterministic (:func:`write_zip`): sorted entries, fixed timestamps, fixed modes,
-no caches or bytecode, so building twice from the same tree gives identical bytes.
+Every zip is deterministic (:func:`autograder.packaging.zips.write_zip`): sorted entries, fixed
+timestamps, fixed modes, no caches or bytecode, so building twice from the same tree gives
+identical bytes. This module imports the steps (when they run) and the proofs it runs
+afterwards (:mod:`~autograder.packaging.simulate`, :mod:`~autograder.packaging.replica_runs`);
+none of them imports it.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 from autograder import contract
-
-ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 @dataclass
@@ -46,7 +45,6 @@ class BuildContext:
     torch_index: str = ""                        # --torch-index: setup.sh's default torch index
     torch_find_links: str = ""                   # --torch-find-links: setup.sh's default wheel folder
     artifacts: dict[str, list[Path]] = field(default_factory=dict)   # step name -> paths written
-    facts: dict[str, dict] = field(default_factory=dict)             # step name -> anything to report
     say: Callable[[str], None] = print
 
     @property
@@ -67,7 +65,7 @@ class ExportStep:
 
 # The exports, in order. Hook: other exports (otter, nbgrader) add a line here.
 EXPORTS: list[ExportStep] = [
-    ExportStep("release", "autograder.packaging.build:export_release_zip",
+    ExportStep("release", "autograder.packaging.release_zip:export",
                "dist/release.zip (the student release: assignments/ only)"),
     ExportStep("gradescope", "autograder.packaging.gradescope:export",
                "dist/autograder.zip (setup.sh and run_autograder at the root)"),
@@ -75,72 +73,6 @@ EXPORTS: list[ExportStep] = [
     ExportStep("otter", "autograder.interop.otter:export",
                "dist/otter/<exercise>/ (one otter assignment per exercise; zip by `otter generate`)"),
 ]
-
-
-def register(step: ExportStep) -> None:
-    """Add (or replace, by name) an export step."""
-    EXPORTS[:] = [s for s in EXPORTS if s.name != step.name] + [step]
-
-
-# --------------------------------------------------------------------------- zips
-
-
-def write_zip(path: Path, entries: dict[str, tuple[bytes, int] | bytes]) -> Path:
-    """A deterministic zip: sorted entries, fixed timestamps and modes; written atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with zipfile.ZipFile(tmp, "w") as archive:
-        for name in sorted(entries):
-            data, mode = entries[name] if isinstance(entries[name], tuple) else (entries[name], 0o644)
-            if "__pycache__" in name.split("/") or name.endswith((".pyc", ".pyo")):
-                continue
-            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3                            # Unix: the mode below applies
-            info.external_attr = (0o100000 | mode) << 16      # regular file
-            archive.writestr(info, data, compresslevel=9)
-    tmp.replace(path)
-    return path
-
-
-# --------------------------------------------------------------------------- the student release
-
-
-def release_files(root: Path, exercises: Iterable[contract.Exercise]) -> dict[str, bytes]:
-    """The student release: ``assignments/`` as it is on disk (all exercises) with the check
-    runtime freshly generated from the kit, or for a subset the release generated for those
-    exercises alone.
-
-    Fails if ``assignments/`` is out of date with ``solutions/`` (files the release generator
-    does not write are kept: they are part of what ``assignments/`` contains).
-    """
-    from autograder.packaging.release import (ReleaseError, build_release, compare_release,
-                                              existing_files, is_runtime)
-
-    exercises = tuple(exercises)
-    assignments = root / "assignments"
-    full = build_release(root)
-    diff = compare_release(full, assignments, runtime=False)
-    if diff.changed or diff.missing:
-        raise ReleaseError("assignments/ is out of date with solutions/ ("
-                           + ", ".join((diff.changed + diff.missing)[:5])
-                           + "); run `python -m autograder release` first")
-    if set(exercises) == set(contract.EXERCISES):
-        files = {p: d for p, d in existing_files(assignments).items() if not is_runtime(p)}
-        return files | {p: d for p, d in full.encoded().items() if is_runtime(p)}
-    # A subset: the generator decides what a release of those exercises holds (their folders,
-    # their part of any shared runtime, an overview listing only them).
-    return build_release(root, [ex.id for ex in exercises]).encoded()
-
-
-def export_release_zip(ctx: BuildContext) -> list[Path]:
-    """Build step ``release``: ``dist/release.zip`` holds the contents of ``assignments/``."""
-    files = release_files(ctx.root, ctx.exercises)
-    path = write_zip(ctx.out / "release.zip", {f"assignments/{rel}": data for rel, data in files.items()})
-    ctx.say(f"release:    {path}  ({path.stat().st_size / 1e3:.0f} kB, {len(files)} files, "
-            f"exercises {ctx.exercise_ids})")
-    return [path]
 
 
 # --------------------------------------------------------------------------- command
@@ -203,9 +135,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder.packaging.gradescope import BuildError
     from autograder.packaging.release import ReleaseError, repo_root
     from autograder.packaging.simulate import self_grade
+    from autograder.packaging.zips import BuildError
 
     root = repo_root()
     try:

@@ -34,19 +34,15 @@ from typing import Iterable
 
 import autograder
 from autograder import contract
+from autograder.packaging.zips import BUILD_INFO, BuildError, write_zip
 
 TEMPLATES = Path(__file__).with_name("templates")
 VENV = "/opt/attention-autograder/venv"          # on Gradescope, outside /autograder
 TIME_LIMIT_S = 480                              # run_autograder's own limit (Gradescope: 600 s)
-BUILD_INFO = "BUILD_INFO.json"                  # inside the zip's autograder/ package
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".mypy_cache",
                        ".ruff_cache", ".hypothesis"})
 SKIP_SUFFIXES = (".pyc", ".pyo", ".orig", ".rej", ".swp")
-
-
-class BuildError(RuntimeError):
-    """The Gradescope zip cannot be built as asked."""
 
 
 # --------------------------------------------------------------------------- requirements
@@ -250,12 +246,9 @@ def plan(root: Path, exercises: tuple[contract.Exercise, ...],
 
 def export(ctx) -> list[Path]:
     """Build step ``gradescope`` (see :mod:`autograder.packaging.build`)."""
-    from autograder.packaging.build import write_zip
-
     build = plan(ctx.root, ctx.exercises, ctx.points, getattr(ctx, "torch_index", ""),
                  getattr(ctx, "torch_find_links", ""))
     path = write_zip(ctx.out / "autograder.zip", build.entries)
-    ctx.facts["gradescope"] = build.info
     total = sum(build.info["points"].values())
     ctx.say(f"gradescope: {path}  ({path.stat().st_size / 1e6:.2f} MB, {len(build.entries)} files, "
             f"build {build.info['build_id']}, exercises {','.join(build.info['exercises'])}, "

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from autograder.packaging.zips import unpack
+
 DEFAULT_BASE = "attention-autograder-base:bookworm"
 IMAGE_REPO = "attention-autograder-replica"
 ZIP_LABEL = "attention-autograder.zip-sha256"
@@ -267,8 +269,6 @@ def build_image(zip_path: Path, base: str | None = None, rebuild: bool = False,
                 torch_find_links: str | None = None, torch_index: str | None = None,
                 log_dir: Path | None = None, say: Callable[[str], None] = print) -> tuple[str, float | None]:
     """The replica's image for ``zip_path`` and the seconds its build took (None: reused)."""
-    from autograder.packaging.simulate import unpack
-
     sha = zip_sha256(zip_path)
     name = image_name(sha) + ("" if not base else "-" + re.sub(r"[^a-z0-9_.-]+", "-", base.lower())[:40])
     if not rebuild and _image_label(name, ZIP_LABEL) == sha:
@@ -329,19 +329,6 @@ def _zip_torch_version(setup: Path) -> str | None:
     return match[1] if match else None
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m autograder.packaging.replica ZIP``: verify an existing zip in the replica."""
-    import argparse
-
-    from autograder.packaging.replica_runs import add_arguments, verify
-
-    parser = argparse.ArgumentParser(prog="python -m autograder.packaging.replica", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("zip", nargs="?", default="dist/autograder.zip", help="default: dist/autograder.zip")
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    return verify(Path(args.zip), args)
-
-
-if __name__ == "__main__":
+if __name__ == "__main__":           # the command lives with the runs it makes (no import circle)
+    from autograder.packaging.replica_runs import main
     sys.exit(main())

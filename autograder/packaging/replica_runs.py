@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Callable
 
 from autograder import contract
-from autograder.packaging.gradescope import BUILD_INFO
+from autograder.packaging import replica
 from autograder.packaging.replica import ReplicaError, build_image, docker, docker_available
+from autograder.packaging.zips import BUILD_INFO
 
 LIMITS = ("--network", "none", "--cpus", "0.5", "--memory", "768m", "--memory-swap", "768m")
 PRIVILEGES = {
@@ -340,3 +341,13 @@ def verify(zip_path: Path, args: argparse.Namespace, say: Callable[[str], None] 
     surprises = sum(bool(run.problems) for run in runs)
     say("replica: every run as expected" if not surprises else f"replica: {surprises} run(s) with surprises")
     return 1 if surprises else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m autograder.packaging.replica ZIP``: verify an existing zip in the replica."""
+    parser = argparse.ArgumentParser(prog="python -m autograder.packaging.replica", description=replica.__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("zip", nargs="?", default="dist/autograder.zip", help="default: dist/autograder.zip")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return verify(Path(args.zip), args)

@@ -24,22 +24,9 @@ from pathlib import Path
 from typing import Iterable
 
 from autograder import contract, results
-from autograder.packaging.gradescope import BUILD_INFO, BuildError
+from autograder.packaging.zips import BUILD_INFO, BuildError, unpack
 
 GRADESCOPE_ROOT = Path("/autograder")
-
-
-def unpack(zip_path: Path, target: Path) -> None:
-    """Unzip keeping the Unix modes stored in the zip (``zipfile`` alone drops them)."""
-    with zipfile.ZipFile(zip_path) as archive:
-        for info in archive.infolist():
-            dest = target / info.filename
-            if not dest.resolve().is_relative_to(target.resolve()):
-                raise BuildError(f"{zip_path}: unsafe path {info.filename!r}")
-            archive.extract(info, target)
-            mode = (info.external_attr >> 16) & 0o777
-            if mode and not info.is_dir():
-                os.chmod(dest, mode)
 
 
 def can_simulate() -> tuple[bool, str]:
