@@ -191,6 +191,21 @@ def test_linked_folders_and_hard_links_score_nothing(tmp_path):
     assert "refused: causal.py is a hard link" in run.outputs("ex4")
 
 
+def test_zip_members_that_are_links_score_nothing(tmp_path):
+    import stat
+    archive = tmp_path / "upload.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for name, target in (("work/attention.py", str(ROOT / "reference" / "attention.py")),
+                             ("work/causal.py", "/etc/shadow")):
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            zf.writestr(info, target)
+    run = grade(archive, "ex1,ex4", tmp_path / "out")
+    assert run.data["score"] == 0
+    assert "refused: work/attention.py is a symbolic link (in a zip)" in run.outputs("ex1")
+    assert "refused: work/causal.py is a symbolic link (in a zip)" in run.outputs("ex4")
+
+
 def test_ten_small_zips_keep_the_grader_bounded(tmp_path):
     sub = tmp_path / "submission"
     sub.mkdir()
