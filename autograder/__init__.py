@@ -1,13 +1,21 @@
 """Autograding kit for a course on attention mechanisms.
 
-Layout (see docs/ARCHITECTURE.md):
-    contract.py        the five exercises: files, contract names, banned APIs
+Layout (docs/ARCHITECTURE.md places every module):
+    contract.py        the five exercises: files, contract names, points, banned APIs
     intake.py          submission (folder / zip / files / notebooks) -> source per exercise
-    sandbox/           worker process, proxy, wire format, limits
+    grading.py         the engine: intake -> sandbox -> suites (plugin.py) -> results.json
+    plugin.py          the pytest plugin between the hidden suites and the sandbox
+    budget.py          per-exercise time budgets
+    results.py         Gradescope results.json and per-exercise outcomes
+    sandbox/           worker process, isolation levels, proxy, wire format, limits
     suites/            hidden pytest suites, one folder per exercise
-    results.py         Gradescope results.json
-    packaging/         student release, Gradescope zip, nbgrader and otter exports
-    cli.py             `python -m autograder ...`
+    diagnosis/         known mistakes, named in failure messages
+    support/           helpers that run inside the worker
+    cli.py             `python -m autograder ...` (front ends: grade, check, batch, release, build)
+    check.py           students' `check` (student_pytest.py: the same under plain pytest)
+    batch.py           a whole class (jobs.py: isolated jobs; gradebook.py: CSV and summary)
+    packaging/         student release, Gradescope zip, its simulation and Docker replica
+    interop/           nbgrader and otter exports, and the adapter they call
 """
 
 __version__ = "0.1.0"
