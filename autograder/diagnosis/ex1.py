@@ -46,8 +46,6 @@ SOFTMAX_NO_SHIFT = ("exp overflows for large entries: subtract each slice's max 
                     "(keepdims=True) before np.exp; softmax does not change under that shift")
 SOFTMAX_GLOBAL_MAX = ("you subtract the max of the whole array: slices far below it underflow to 0/0; "
                       "subtract each slice's own max along `axis` (keepdims=True)")
-SOFTMAX_NO_KEEPDIMS = ("your softmax divides by sums that broadcast along the wrong axis: use "
-                       "keepdims=True in the max and in the sum")
 
 BACK_NO_ROWSUM = ("your dQ/dK miss the second term of the softmax backward: with the Jacobian "
                   "diag(p) − p pᵀ, dS = P ⊙ (dP − rowsum(dP ⊙ P))")
