@@ -376,7 +376,7 @@ def grade_case(case: str, tmp: Path) -> Run:
 
 def graded(case: str, tmp_factory) -> Run:
     if case not in _GRADED:
-        grade_case(case, tmp_factory.mktemp("hostile-dep"))
+        cleanup_tmp(grade_case(case, tmp_factory.mktemp("hostile-dep")).token)
     return _GRADED[case]
 
 
