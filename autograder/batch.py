@@ -43,14 +43,13 @@ import autograder
 from autograder import contract, results
 from autograder import jobs as private_jobs
 from autograder.sandbox.lifetime import BATCH_ENV
+from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
 
 KIT_ROOT = Path(autograder.__file__).resolve().parent.parent
 METADATA = "submission_metadata.yml"
 LOG_LIMIT = 64 * 1024
 KILL_GRACE = 5.0
-# autograder.sandbox.limits.WORKER_USER; not imported from there, which would load torch into
-# this coordinating process for nothing. Job slot k > 1 uses f"{WORKER_USER}{k}".
-WORKER_USER = "ag-student"
+# Job slot k > 1 runs as the worker user f"{WORKER_USER}{k}" (WORKER_USER: sandbox/limits.py).
 
 
 @dataclass
@@ -173,7 +172,7 @@ class Runner:
     """Grades entries in subprocesses; remembers the live ones so they can be stopped."""
 
     def __init__(self, out_dir: Path, exercises: tuple[contract.Exercise, ...], *,
-                 call_timeout: float = 20.0, student_timeout: float = 600.0,
+                 call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
                  python: str | None = None, jobs: int = 1, hide: list[str] | None = None,
                  memory_mb: int = 1024, job_memory_mb: int | None = None):
         self.out_dir = Path(out_dir).resolve()
@@ -420,7 +419,7 @@ def _last_line(log: bytes) -> str:
 # --------------------------------------------------------------------------- the batch
 
 def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.EXERCISES,
-              *, jobs: int = 1, call_timeout: float = 20.0, student_timeout: float = 600.0,
+              *, jobs: int = 1, call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
               progress: bool | None = None, python: str | None = None,
               job_memory_mb: int | None = None) -> tuple[list[Row], Discovery]:
     """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
@@ -511,7 +510,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="grades.csv",
                         help="gradebook CSV; results/, summary.md and histogram.png go next to it")
     parser.add_argument("--exercises", default=None, help="comma list, e.g. ex1,ex3 (default: all)")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per call into student code")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_CALL_TIMEOUT,
+                        help="seconds per call into student code")
     parser.add_argument("--student-timeout", type=float, default=600.0,
                         help="seconds one whole submission may take before it is stopped (a zero row)")
     parser.add_argument("--job-memory-mb", type=int, default=None,

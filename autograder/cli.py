@@ -16,6 +16,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from autograder import contract, results
     from autograder.grading import GradeRequest, grade
     from autograder.sandbox import SandboxConfig
+    from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
 
     try:
         budgets = parse_budgets(args.budget)
@@ -24,7 +25,9 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
-    config = SandboxConfig(call_timeout=args.timeout, memory_mb=args.memory_mb, user=args.worker_user,
+    config = SandboxConfig(call_timeout=DEFAULT_CALL_TIMEOUT if args.timeout is None else args.timeout,
+                           memory_mb=args.memory_mb,
+                           user=WORKER_USER if args.worker_user is None else args.worker_user,
                            hide=[str(Path(h).resolve()) for h in args.hide])
     if getattr(args, "isolation", None):
         config.isolation = args.isolation
@@ -78,9 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("submission")
     p.add_argument("--exercises", default=None, help="comma list, e.g. ex1,ex3 (default: all)")
     p.add_argument("--results", default=None, help="write Gradescope results.json here")
-    p.add_argument("--timeout", type=float, default=20.0, help="seconds per call into student code")
+    # --timeout and --worker-user: None means autograder.sandbox.limits' defaults (imported
+    # only by `grade`: the sandbox package prepares the grader's config folders when imported)
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per call into student code")
     p.add_argument("--memory-mb", type=int, default=1024, help="extra memory the worker may use")
-    p.add_argument("--worker-user", default="ag-student",
+    p.add_argument("--worker-user", default=None,
                    help="unprivileged user the student's code runs as, when root (created on demand; "
                         "`batch` gives each parallel job its own)")
     p.add_argument("--hide", action="append", default=[], metavar="FOLDER",
