@@ -35,6 +35,7 @@ from pathlib import Path
 import pytest
 
 from autograder import results as results_mod
+from autograder.sandbox.limits import WORKER_USER   # the grade command's default worker user
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "hostile"
@@ -43,7 +44,6 @@ SUITE = ROOT / "autograder" / "suites" / "ex1_attention"
 REFERENCE = ROOT / "reference"
 PYTHON = sys.executable
 IS_ROOT = os.geteuid() == 0
-WORKER_USER = "ag-student"
 EX1_POINTS = 20.0
 RUN_BUDGET_S = 60.0                       # wall-clock limit for one grading run
 RESULTS_MAX_BYTES = 1_000_000
