@@ -23,6 +23,7 @@ import pytest
 
 from autograder import contract
 from autograder.packaging import gradescope, simulate
+from autograder.packaging.entrypoints import public_test_header
 from autograder.packaging.build import EXPORTS, BuildContext, build, parse_points
 from autograder.packaging.markers import find_regions, significant, strip_solutions
 from autograder.packaging.release import build_release, scannable_text, write_release
@@ -272,7 +273,11 @@ def test_release_zip_holds_no_hidden_tests_reference_or_solutions(dist):
         assert data not in whole, f"{name} is {whole.get(data)}"
         assert rel not in hidden_names and not rel.startswith(("reference/", "solutions/")), name
         if Path(name).name.startswith("test_") and name.endswith(".py"):
-            assert data in public, f"{name} is not one of the public suites"
+            # an exercise folder's tests/test_public.py: the release's header, then a public suite
+            ex = next((e for e in contract.EXERCISES if rel.startswith(e.folder + "/")), None)
+            header = public_test_header(ex).encode() if ex else b""
+            assert data.startswith(header) and data[len(header):] in public, \
+                f"{name} is not one of the public suites"
     # Line by line: no significant line of the reference, a hidden suite or a solution region,
     # unless the release's own inputs legitimately hold it outside any secret.
     secrets: dict[str, str] = {}

@@ -79,6 +79,8 @@ def requested(config_value: str | None) -> str:
 def resolve(config_value: str | None) -> tuple[str, str]:
     """(level to use, why). A forced level stronger than the platform allows is refused."""
     wanted = requested(config_value)
+    if wanted == "process":             # always available: no probe (it forks, and may be refused)
+        return "process", "forced (isolation by process only)"
     best, why = detect()
     if wanted == "auto":
         return best, why
