@@ -59,9 +59,6 @@ class Found:
 class Submission:
     found: dict[str, Found]                # by exercise id
 
-    def modules(self) -> dict[str, Found]:
-        return {f.exercise.module: f for f in self.found.values()}
-
 
 class Refused(Exception):
     """A file that is not read; the message names it and says why."""

@@ -18,7 +18,7 @@ _WHERE = {
     "ExerciseUnavailable": "errors", "NotImplementedByStudent": "errors", "StudentError": "errors",
     "UnsupportedValue": "errors", "WorkerCrashed": "errors",
     "SandboxConfig": "limits",
-    "Remote": "proxy", "StudentModules": "proxy", "fetch": "proxy", "is_remote": "proxy",
+    "Remote": "proxy", "StudentModules": "proxy", "fetch": "proxy",
     "support_root": "proxy",
     "ModuleSource": "session", "Sandbox": "session",
 }

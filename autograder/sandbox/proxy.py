@@ -68,10 +68,6 @@ def fetch(remote: Remote) -> Any:
     return _request(remote, "getattr")
 
 
-def is_remote(obj: Any) -> bool:
-    return isinstance(obj, Remote)
-
-
 def _request(remote: Remote, op: str, args: tuple = (), kwargs: dict | None = None) -> Any:
     sandbox: Sandbox = remote._sandbox
     encoder = wire.Encoder(to_ref=lambda o: o._ref() if isinstance(o, Remote) else None)

@@ -12,7 +12,6 @@ Requests (header ``op``):
     call     {target, args, kwargs}            call a worker object  -> value
     getattr  {target}                          read an attribute     -> value
     seed     {seed}                            reset Python's, NumPy's and torch's global RNGs
-    ping                                        -> "pong"
 """
 from __future__ import annotations
 
@@ -100,8 +99,6 @@ class Server:
     def handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
         op = header.get("op")
         try:
-            if op == "ping":
-                return {"ok": "pong"}, []
             if op == "seed":
                 for seeder in _SEEDERS:
                     seeder(int(header["seed"]) % 2**32)

@@ -16,7 +16,7 @@ import math
 import torch
 from torch import nn
 
-__all__ = ["TinyCausalLM", "build", "from_weights", "weights_of", "calls_of"]
+__all__ = ["TinyCausalLM", "build"]
 
 
 class TinyCausalLM(nn.Module):
@@ -72,20 +72,3 @@ def build(vocab_size: int, seed: int, d_model: int = 8, max_len: int = 64,
             p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) * scale / math.sqrt(max(1, p.shape[-1])))
     return model.requires_grad_(False)
 
-
-def from_weights(weights: dict, vocab_size: int, d_model: int = 8, max_len: int = 64,
-                 tie_period: int | None = None) -> TinyCausalLM:
-    """A ``TinyCausalLM`` with the given state dict (tensors, as from :func:`weights_of`)."""
-    model = TinyCausalLM(vocab_size, d_model, max_len, tie_period)
-    model.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
-    return model.requires_grad_(False)
-
-
-def weights_of(model: TinyCausalLM) -> dict:
-    """The model's state dict as plain tensors."""
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}
-
-
-def calls_of(model: TinyCausalLM) -> list[list[int]]:
-    """The shapes of the inputs the model has been called with, in order."""
-    return [list(s) for s in getattr(model, "call_shapes", [])]

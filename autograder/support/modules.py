@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 __all__ = ["describe", "parameter_grads", "input_grads", "type_names", "same_object",
-           "new_axes", "close_all", "dtypes", "find_axes", "find_figure"]
+           "new_axes", "close_all", "find_axes", "find_figure"]
 
 
 # --------------------------------------------------------------------------- objects
@@ -48,11 +48,6 @@ def describe(module: torch.nn.Module) -> dict[str, Any]:
         "n_parameters": int(sum(p.numel() for p in params.values())),
         "buffers": {name: list(b.shape) for name, b in module.named_buffers()},
     }
-
-
-def dtypes(module: torch.nn.Module) -> dict[str, str]:
-    """{parameter name: dtype name} — e.g. to confirm ``.double()`` reached every parameter."""
-    return {name: str(p.dtype).removeprefix("torch.") for name, p in module.named_parameters()}
 
 
 def _pick(out: Any, which_output: int | None) -> torch.Tensor:
