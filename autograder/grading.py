@@ -30,7 +30,7 @@ from autograder import budget, contract, intake, results
 from autograder.plugin import GradingPlugin
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig
 from autograder.sandbox import forkserver as zygote
-from autograder.sandbox import limits
+from autograder.sandbox import levels
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 SUITES_DIR = PACKAGE_DIR / "suites"
@@ -89,7 +89,7 @@ def grade(request: GradeRequest) -> results.Results:
 
     def assemble(tests: list[results.TestResult], plugin: GradingPlugin | None, complete: bool) -> results.Results:
         outcome = results.Results(tests=tests, isolation=level, complete=complete,
-                                  isolation_description=describe_level(level, config))
+                                  isolation_description=describe_level(level))
         outcome.exercises = exercise_outcomes(submission, sandbox, tests, plugin, budgets,
                                               done=None if complete else set(plugin.done if plugin else ()))
         outcome.execution_time = time.monotonic() - started
@@ -278,18 +278,14 @@ def isolation_level(sandbox: Sandbox, config: SandboxConfig) -> str:
     return "namespaces" if getattr(config, "privileged", False) else "process"
 
 
-def describe_level(level: str, config: SandboxConfig) -> str:
-    """One line on what ``level`` protects (``limits.describe_level`` when it exists)."""
+def describe_level(level: str) -> str:
+    """One line on what ``level`` protects (:func:`autograder.sandbox.levels.describe_level`)."""
     if level == "in-process":
         return "the student's code ran inside the grading process (no worker process, no time limits)"
-    describe = getattr(limits, "describe_level", None)
-    if describe is not None:
-        try:
-            return str(describe(level))
-        except Exception:  # noqa: BLE001 - an unknown level name: say so rather than fail
-            return "no description for this level"
-    old = getattr(limits, "isolation_summary", None)
-    return old(config) if old else ""
+    try:
+        return str(levels.describe_level(level))
+    except Exception:  # noqa: BLE001 - an unknown level name: say so rather than fail
+        return "no description for this level"
 
 
 # --------------------------------------------------------------------------- summary

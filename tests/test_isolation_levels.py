@@ -51,7 +51,7 @@ def test_forced_level_stronger_than_the_platform_is_refused(monkeypatch):
 
 
 def test_every_level_has_its_own_description():
-    texts = [limits.describe_level(level) for level in levels.LEVELS]
+    texts = [levels.describe_level(level) for level in levels.LEVELS]
     assert len(set(texts)) == 3 and all(texts)
 
 

@@ -73,12 +73,6 @@ class SandboxConfig:
         return sorted({*self.hide, self.metadata_path} - {""})
 
 
-def describe_level(level: str) -> str:
-    """One line for logs and the results summary: what isolation ``level`` protects."""
-    from autograder.sandbox.levels import describe_level as describe
-    return describe(level)
-
-
 # --------------------------------------------------------------------------- user
 
 def ensure_user(name: str = WORKER_USER) -> tuple[int, int]:
