@@ -179,7 +179,7 @@ def run_public_tests(folder: Path | str, exercises, *, timeout: float = DEFAULT_
               file=out)
     out.flush()
     outcome = grade(GradeRequest(submission=folder, exercises=exercises, config=config,
-                                 public_only=True, in_process=in_process))
+                                 public_only=True, in_process=in_process, collected=submission))
     print(render(outcome, submission, exercises, verbose=verbose, isolation=isolation,
                  worth=public_worth(exercises)), file=out)
     return outcome

@@ -47,6 +47,9 @@ class GradeRequest:
     suites_dir: Path | None = None    # another copy of the suites (tests; default: the kit's)
     budgets: dict[str, float] = field(default_factory=dict)    # exercise id -> seconds
     default_budget: float = budget.DEFAULT_BUDGET_S           # for exercises not in `budgets`
+    # intake's result when the caller already has it (`check` looks before it grades): intake
+    # then runs once; it must come from `submission` and `exercises` above
+    collected: intake.Submission | None = None
 
 
 def kit_folders() -> list[str]:
@@ -78,7 +81,7 @@ def grade(request: GradeRequest) -> results.Results:
         results.write_atomic(request.results_path, results.placeholder(
             "Grading started but did not finish. If this message stays, the autograder itself "
             "failed before it could write your results: please tell the course staff."))
-    submission = intake.collect(request.submission, request.exercises)
+    submission = request.collected or intake.collect(request.submission, request.exercises)
     config = _worker_config(request)
     preload(request.exercises)
     from autograder.sandbox import spawn    # no zygote where workers are spawned (Windows, macOS)

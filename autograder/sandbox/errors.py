@@ -69,3 +69,7 @@ def describe_load_error(module: str, info: dict) -> str:
         return (f"{filename} has a syntax error on line {info.get('line')}: {info.get('message')}"
                 + (f"\n    {text.rstrip()}" if text.strip() else ""))
     return f"importing {filename} failed: " + describe_error(info, what="the module")
+
+
+class SandboxStartError(RuntimeError):
+    """The worker could not be set up: a problem of the grading machine, not the student."""

@@ -13,13 +13,13 @@ import signal
 import socket
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 
 from autograder.sandbox import forkserver as zygote
 from autograder.sandbox import levels, limits, wire
-from autograder.sandbox.errors import ExerciseUnavailable, WorkerCrashed
+from autograder.sandbox.errors import ExerciseUnavailable, SandboxStartError, WorkerCrashed
+from autograder.sandbox.output import OutputCollector
 from autograder.sandbox.worker import Server
 
 
@@ -28,38 +28,6 @@ class ModuleSource:
     name: str          # "attention"
     filename: str      # what tracebacks show, e.g. "attention.py"
     text: str
-
-
-class SandboxStartError(RuntimeError):
-    """The worker could not be set up: a problem of the grading machine, not the student."""
-
-
-class OutputCollector(threading.Thread):
-    """Drains the worker's stdout/stderr pipe, keeping the first ``limit`` bytes."""
-
-    def __init__(self, fd: int, limit: int):
-        super().__init__(daemon=True)
-        self.fd, self.limit = fd, limit
-        self.kept = bytearray()
-        self.total = 0
-
-    def run(self) -> None:
-        try:
-            while chunk := os.read(self.fd, 1 << 16):
-                self.total += len(chunk)
-                room = self.limit - len(self.kept)
-                if room > 0:
-                    self.kept += chunk[:room]
-        except OSError:
-            pass
-        finally:
-            os.close(self.fd)
-
-    def text(self) -> str:
-        out = self.kept.decode("utf-8", "replace")
-        if self.total > self.limit:
-            out += f"\n… ({self.total - self.limit} more bytes of output not shown)"
-        return out
 
 
 class _DeadlineSocket:

@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 
 from autograder.sandbox import limits, wire
-from autograder.sandbox.errors import WorkerCrashed
+from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
+from autograder.sandbox.output import OutputCollector
 
 START_TIMEOUT = 120.0        # a first `import torch` on a slow laptop (antivirus on Windows)
 ENV_VAR = "AUTOGRADER_WORKER_START"   # "fork" | "spawn": overrides the automatic choice
@@ -102,7 +103,6 @@ class SpawnedWorker:
     """One worker interpreter; same interface as ``session.WorkerProcess``."""
 
     def __init__(self, config: limits.SandboxConfig):
-        from autograder.sandbox.session import OutputCollector, SandboxStartError
         self.config = config
         self.home = tempfile.mkdtemp(prefix="ag-worker-")
         posix = os.name == "posix"
