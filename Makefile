@@ -28,8 +28,9 @@ release: install
 build: release
 	$(PY) -m autograder build --out dist --self-grade
 
+# Two test files at a time (one file per process: a file's tests share fixtures and worker users).
 test: install
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) dist

@@ -35,7 +35,6 @@ from pathlib import Path
 import pytest
 
 from autograder import results as results_mod
-from autograder.sandbox.limits import WORKER_USER   # the grade command's default worker user
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "hostile"
@@ -68,7 +67,10 @@ class Case:
 # the worker's /tmp and /dev/shm are private (namespaces level) or cleaned of its files
 # (user level), so the harness makes this folder for it (sticky, world-writable).
 PROOF = "/var/tmp/ag-proof-{token}"
-EXTRA_ARGS: tuple[str, ...] = ()           # more `grade` options (test_hostile_user_level.py)
+# A worker user of the corpus's own: the leftover check is uid-wide, and the fork bomb spends
+# the user's process limit; other test files may be grading at the same time (pytest -n).
+WORKER_USER = "ag-hostile"
+EXTRA_ARGS: tuple[str, ...] = ("--worker-user", WORKER_USER)   # `grade` options (test_hostile_user_level.py)
 NO_MORE = "no_more_than:sabotaged_baseline"
 JUNK = "no_more_than:honest_junk"          # NaN of the right shapes: may earn shape/"unchanged" checks
 CASES: dict[str, Case] = {

@@ -10,7 +10,6 @@ levels (a control run at the *process* level shows the same attack does get thin
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import pwd
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import harden, levels, limits, netfilter
+from outside_python import outside_python
 
 ROOT = Path(__file__).resolve().parents[1]
 AGTEST_VENV = Path("/opt/agtest-venv")
@@ -150,12 +150,7 @@ def test_detection_matches_what_the_kernel_allows():
 @pytest.fixture(scope="module")
 def agtest_python() -> Path:
     """A Python outside /root with what grading needs (made once, reused)."""
-    if not AGTEST.exists():
-        subprocess.run(["python3.11", "-m", "venv", str(AGTEST_VENV)], check=True)
-        wheels = sorted(Path("/opt/wheels").glob("torch-*+cpu-*.whl"))
-        subprocess.run([str(AGTEST), "-m", "pip", "install", "-q", *([str(w) for w in wheels[:1]] or ["torch"]),
-                        "numpy", "matplotlib", "pytest", "jsonschema"], check=True)
-    return AGTEST
+    return outside_python()
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from outside_python import outside_python
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKER_USER = "ag-life"             # a worker user of our own: uid-wide checks hit only our cases
 NOBODY = 65534
@@ -196,8 +198,7 @@ def _level(name: str, request: pytest.FixtureRequest) -> Level:
     if name == "user":
         if "--isolation" not in _grade_help():
             pytest.skip("`grade` has no --isolation option (the user level cannot be forced)")
-        if not OUTSIDE_PYTHON.exists():
-            pytest.skip(f"the user level needs a Python outside /root with torch ({OUTSIDE_PYTHON})")
+        outside_python()
         return Level(name, (), ("--worker-user", WORKER_USER, "--isolation", "user"), _worker_uid(), 0,
                      str(OUTSIDE_PYTHON), request.getfixturevalue("user_level_kit"))
     if shutil.which("setpriv") is None:
