@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 
@@ -18,6 +19,10 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from autograder.sandbox import SandboxConfig
     from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
 
+    # Interruptible whatever started us: a shell's background job (`cmd &`, CI runners, nohup
+    # scripts) inherits SIGINT ignored, and Python then leaves it so. Ctrl-C and batch's
+    # --student-timeout (SIGINT first) must still stop grading and keep the finished exercises.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         budgets = parse_budgets(args.budget)
         if args.exercise_budget is not None and not args.exercise_budget > 0:

@@ -240,9 +240,12 @@ def _submission(folder: Path, kind: str, owner: int) -> tuple[Path, Path]:
 def _start_grader(level: Level, sub: Path, results: Path, wrapper: tuple[str, ...] = ()) -> subprocess.Popen:
     cmd = [*wrapper, *level.prefix, level.python, "-m", "autograder", "grade", str(sub),
            "--exercises", "ex1", "--results", str(results), "--timeout", "120", *level.extra]
+    # Started as a shell's background job would be (CI runners, `nohup … &`): with SIGINT
+    # ignored, which Python keeps. The grader must be interruptible all the same.
     return subprocess.Popen(cmd, cwd=level.kit, env=_env(level.kit), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
 
 
 def _kill(grader: subprocess.Popen, how: str) -> None:
