@@ -25,20 +25,15 @@ class _Session:
     def __init__(self, root: Path):
         from autograder import contract, intake
         from autograder.check import DEFAULT_TIMEOUT, find_release_root
+        from autograder.grading import open_sandbox
         from autograder.plugin import GradingPlugin
-        from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig
+        from autograder.sandbox import SandboxConfig
         self.root = find_release_root(root)
         exercises = tuple(ex for ex in contract.EXERCISES if (self.root / ex.folder).is_dir())
         self.submission = intake.collect(self.root, exercises)
         config = SandboxConfig(call_timeout=DEFAULT_TIMEOUT, isolation="process",
                                worker_start=os.environ.get("AUTOGRADER_WORKER_START", "auto"))
-        self.sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
-                                for f in self.submission.found.values() if f.source is not None],
-                               config)
-        for found in self.submission.found.values():
-            if found.source is None:
-                self.sandbox.load_errors[found.exercise.module] = {
-                    "kind": "missing", "message": found.problem}
+        self.sandbox = open_sandbox(self.submission, config)     # as grade: missing files recorded
         self.plugin = GradingPlugin(self.sandbox, self.submission)
         self.started = False
 
