@@ -87,7 +87,7 @@ def grade(request: GradeRequest) -> results.Results:
     from autograder.sandbox import spawn    # no zygote where workers are spawned (Windows, macOS)
     forkserver = None if request.in_process or spawn.chosen(config) else zygote.shared()
     sandbox = open_sandbox(submission, config, forkserver, in_process=request.in_process)
-    level = isolation_level(sandbox, config)
+    level = isolation_level(sandbox)
     budgets = budget.Budgets(dict(request.budgets), request.default_budget)
 
     def assemble(tests: list[results.TestResult], plugin: GradingPlugin | None, complete: bool) -> results.Results:
@@ -141,14 +141,6 @@ def open_sandbox(submission: intake.Submission, config: SandboxConfig,
             # "missing" for refused files too: the message (intake's) says which it is
             sandbox.load_errors[found.exercise.module] = {"kind": "missing", "message": found.problem}
     return sandbox
-
-
-def _found_kind(found: intake.Found) -> str:
-    """intake's verdict on a file: "found", "missing" or "refused" (older intake: no `kind`)."""
-    kind = getattr(found, "kind", None)
-    if kind in ("found", "missing", "refused"):
-        return kind
-    return "found" if found.source is not None else "missing"
 
 
 def preload(exercises: tuple[contract.Exercise, ...]) -> None:
@@ -247,8 +239,7 @@ def _status(found: intake.Found, load_error: dict | None, plugin: GradingPlugin 
     from autograder.sandbox.errors import describe_load_error
 
     ex = found.exercise
-    kind = _found_kind(found)
-    if kind == "refused":       # intake's messages are one line; file names in them stay in it
+    if found.kind == "refused":       # intake's messages are one line; file names in them stay in it
         return results.REFUSED, results.one_line(found.problem or f"{ex.filename} was refused", 2000)
     if found.source is None:
         return results.MISSING, results.one_line(
@@ -271,24 +262,16 @@ def _status(found: intake.Found, load_error: dict | None, plugin: GradingPlugin 
 
 # --------------------------------------------------------------------------- isolation
 
-def isolation_level(sandbox: Sandbox, config: SandboxConfig) -> str:
-    """The isolation level that ran: the sandbox's own (``Sandbox.level``) when it has one."""
-    if sandbox.in_process:
-        return "in-process"
-    level = getattr(sandbox, "level", None)
-    if isinstance(level, str) and level:
-        return level
-    return "namespaces" if getattr(config, "privileged", False) else "process"
+def isolation_level(sandbox: Sandbox) -> str:
+    """The isolation level that ran: the sandbox's (``Sandbox.level``), or "in-process"."""
+    return "in-process" if sandbox.in_process else sandbox.level
 
 
 def describe_level(level: str) -> str:
     """One line on what ``level`` protects (:func:`autograder.sandbox.levels.describe_level`)."""
     if level == "in-process":
         return "the student's code ran inside the grading process (no worker process, no time limits)"
-    try:
-        return str(levels.describe_level(level))
-    except Exception:  # noqa: BLE001 - an unknown level name: say so rather than fail
-        return "no description for this level"
+    return levels.describe_level(level)
 
 
 # --------------------------------------------------------------------------- summary
