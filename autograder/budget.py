@@ -111,7 +111,7 @@ class BudgetedSandbox:
         limit = inner.config.call_timeout
         remaining = budgets.remaining(exercise)
         try:
-            reply = inner._raw(header, buffers, min(limit, max(remaining, 0.001)))
+            reply = inner.request(header, buffers, module=module, timeout=min(limit, max(remaining, 0.001)))
             self._remember_types(reply[0].get("ok") if isinstance(reply[0], dict) else None)
             return reply
         except WorkerCrashed as crash:

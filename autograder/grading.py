@@ -92,7 +92,8 @@ def grade(request: GradeRequest) -> results.Results:
 
     def assemble(tests: list[results.TestResult], plugin: GradingPlugin | None, complete: bool) -> results.Results:
         outcome = results.Results(tests=tests, isolation=level, complete=complete,
-                                  isolation_description=describe_level(level))
+                                  isolation_description=describe_level(level),
+                                  reach_ins=reach_ins(sandbox))
         outcome.exercises = exercise_outcomes(submission, sandbox, tests, plugin, budgets,
                                               done=None if complete else set(plugin.done if plugin else ()))
         outcome.execution_time = time.monotonic() - started
@@ -112,6 +113,7 @@ def grade(request: GradeRequest) -> results.Results:
     finally:
         sandbox.close()
     outcome = assemble(tests, plugin, True)
+    report_reach_ins(outcome.reach_ins)
     if request.results_path:
         results.write_atomic(request.results_path, outcome.to_json())
     return outcome
@@ -261,6 +263,21 @@ def _status(found: intake.Found, load_error: dict | None, plugin: GradingPlugin 
 
 
 # --------------------------------------------------------------------------- isolation
+
+def reach_ins(sandbox: Sandbox) -> dict[str, list[list]]:
+    """Reach-ins into the kit noticed in the workers (``sandbox/reachin.py``), by exercise id."""
+    return {contract.BY_MODULE[module].id: records for module, records in sorted(sandbox.reach_ins.items())
+            if module in contract.BY_MODULE and records}
+
+
+def report_reach_ins(found: dict[str, list[list]]) -> None:
+    """Tell course staff (the log; Gradescope shows it to instructors only)."""
+    for exercise, records in found.items():
+        for event, filename, line in records:
+            print(f"reach-in: {exercise}: {results.one_line(filename, 120)} line {line} called {event} "
+                  "(a student file reaching into the grader's worker; reported, not scored)",
+                  file=sys.stderr, flush=True)
+
 
 def isolation_level(sandbox: Sandbox) -> str:
     """The isolation level that ran: the sandbox's (``Sandbox.level``), or "in-process"."""

@@ -21,6 +21,7 @@ from autograder.results import TestResult
 from autograder.sandbox import Sandbox, StudentError, StudentModules, WorkerCrashed, support_root
 
 _FOLDER_TO_ID = {ex.folder: ex.id for ex in EXERCISES}
+_ID_TO_MODULE = {ex.id: ex.module for ex in EXERCISES}
 
 
 class GradingPlugin:
@@ -77,11 +78,17 @@ class GradingPlugin:
     # ---------------------------------------------------------------- set-up
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        """The exercise's clock runs from its first test; once its budget is spent its
-        remaining tests fail here, before any fixture calls into the worker. Every test
-        starts from the same random state in the worker, whatever ran before it (or crashed
-        and restarted the worker): same submission, same scores."""
-        self.budgets.enter(exercise_of(item))
+        """Each exercise's tests run in a worker of their own (forked workers: one that never
+        imported another exercise's file), entered before the exercise's clock starts: the
+        import of its file is bounded by the load timeout, not charged to its budget. The
+        clock runs from its first test; once its budget is spent its remaining tests fail
+        here, before any fixture calls into the worker. Every test starts from the same random
+        state in the worker, whatever ran before it (or crashed and restarted the worker):
+        same submission, same scores."""
+        exercise = exercise_of(item)
+        if exercise in _ID_TO_MODULE and exercise != self.budgets.current:
+            self._sandbox.enter(_ID_TO_MODULE[exercise])
+        self.budgets.enter(exercise)
         self.budgets.check()
         self._sandbox.reseed(zlib.crc32(item.nodeid.encode()))
 

@@ -100,6 +100,9 @@ class Results:
     isolation: str = ""            # the isolation level that ran ("namespaces", "user", "process", …)
     isolation_description: str = ""
     complete: bool = True          # False while grading is still under way (partial file)
+    # exercise -> [event, file, line]: a student file reached into the kit (sandbox/reachin.py);
+    # for course staff (extra_data, the log), never in a student-facing output
+    reach_ins: dict[str, list[list]] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
@@ -120,6 +123,8 @@ class Results:
         if self.isolation:
             extra["isolation"] = self.isolation
             extra["isolation_description"] = self.isolation_description
+        if self.reach_ins:
+            extra["reach_ins"] = {ex: [list(r) for r in records] for ex, records in self.reach_ins.items()}
         return {"score": self.score, "execution_time": round(self.execution_time, 3),
                 "output": clip(self.output, SUMMARY_LIMIT), "output_format": "text",
                 "visibility": "visible", "stdout_visibility": "hidden",

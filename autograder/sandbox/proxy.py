@@ -97,17 +97,8 @@ def _request(remote: Remote, op: str, args: tuple = (), kwargs: dict | None = No
         return wire.Decoder(buffers, from_handle=from_handle).decode(reply.get("ok"))
     except Exception as exc:            # any malformed value is a protocol error: that call fails
         reason = str(exc) if isinstance(exc, wire.WireError) else type(exc).__name__
-        _discard_worker(sandbox)
+        sandbox.discard_worker()    # it broke the protocol: not trusted again
         raise StudentError(f"{label} sent a reply the grader could not read ({reason})") from None
-
-
-def _discard_worker(sandbox: Sandbox) -> None:
-    """A worker that broke the protocol is not trusted again: the next request gets a fresh one
-    (and handles into the old one become stale, as after a crash)."""
-    if sandbox.in_process:
-        return
-    sandbox.close()
-    sandbox.generation += 1
 
 
 class StudentModules:

@@ -3,6 +3,14 @@
 ``Sandbox`` owns the student's modules (as source text), a worker process, and the rules:
 every request has a deadline; a worker that dies or overruns is killed (with everything it
 started) and the next request gets a fresh one with the modules that loaded cleanly.
+
+One worker per exercise: where workers are forked from the zygote (every isolation level on
+Linux), :meth:`Sandbox.enter` gives each exercise a fresh worker that imports that exercise's
+student file and no other, so no student file can reach the probes, the support snapshot or
+the objects of another exercise, and a restart re-imports only the file whose code caused it.
+Spawned workers (no ``fork``: Windows, macOS, notebooks; students' own ``check``) and the
+in-process backend keep one worker for every module: a fresh interpreter per exercise would
+cost a student a torch import each, and there is no grade to protect there.
 """
 from __future__ import annotations
 
@@ -156,6 +164,8 @@ class Sandbox:
         self.modules = {m.name: m for m in modules}
         self.load_errors: dict[str, dict] = {}
         self._loaded: list[str] = []        # modules reloaded into every fresh worker
+        self.active: str | None = None      # one worker per exercise: the module it holds
+        self.reach_ins: dict[str, list[list]] = {}   # module -> [event, file, line] (reachin.py)
         self.generation = 0
         self.in_process = in_process
         self._forkserver = forkserver
@@ -208,22 +218,49 @@ class Sandbox:
         self._checked_files = True
 
     # -- lifecycle
+    @property
+    def worker_per_exercise(self) -> bool:
+        """Whether each exercise gets a worker of its own (forked workers; see the module doc)."""
+        from autograder.sandbox import spawn
+        return not self.in_process and not spawn.chosen(self.config)
+
     def start(self) -> None:
-        """Start a worker and load every module, each with its own time limit."""
+        """Shared worker: start it and load every module, each with its own time limit.
+        One worker per exercise: nothing yet (each module loads when :meth:`enter` is called)."""
+        if self.worker_per_exercise:
+            return
         for name in list(self.modules):
-            if name in self.load_errors:
-                continue
-            try:
-                reply = self._raw({"op": "load", "name": name, "filename": self.modules[name].filename,
-                                   "source": self.modules[name].text}, [], self.config.load_timeout)
-            except WorkerCrashed as crash:
-                self.load_errors[name] = {"kind": crash.kind, "type": "", "message": crash.detail,
-                                          "where": []}
-                continue
-            if "error" in reply[0]:
-                self.load_errors[name] = reply[0]["error"]
-            else:
-                self._loaded.append(name)
+            self._load(name)
+
+    def enter(self, module: str) -> None:
+        """From now on requests go to a worker holding ``module`` (an exercise's student file).
+
+        With one worker per exercise, the previous exercise's worker is killed and a fresh one,
+        forked from the zygote, imports ``module`` alone (within ``load_timeout``; a failure is
+        recorded in ``load_errors``). Handles into the previous worker become stale. A no-op
+        for the shared worker, or when ``module`` already holds the worker.
+        """
+        if not self.worker_per_exercise or module == self.active:
+            return
+        self.discard_worker()
+        self.active = module
+        if module in self.modules:
+            self._load(module)
+
+    def _load(self, name: str) -> None:
+        if name in self.load_errors:
+            return
+        try:
+            reply = self._raw({"op": "load", "name": name, "filename": self.modules[name].filename,
+                               "source": self.modules[name].text}, [], self.config.load_timeout)
+        except WorkerCrashed as crash:
+            self.load_errors[name] = {"kind": crash.kind, "type": "", "message": crash.detail,
+                                      "where": []}
+            return
+        if "error" in reply[0]:
+            self.load_errors[name] = reply[0]["error"]
+        elif name not in self._loaded:
+            self._loaded.append(name)
 
     def _note_network(self, blocked: bool) -> None:
         """User level: whether the worker's seccomp filter is on; said once when it is not."""
@@ -249,6 +286,16 @@ class Sandbox:
             self._worker.kill()
             self._worker = None
 
+    def discard_worker(self) -> None:
+        """Kill the worker (if any); the next request gets a fresh one, and handles into the
+        old one become stale (as after a crash). For a worker that broke the protocol, or an
+        exercise that is over."""
+        if self.in_process:
+            return
+        if self._worker is not None:
+            self.close()
+            self.generation += 1
+
     def output(self) -> str:
         return self._worker.output.text() if self._worker else ""
 
@@ -261,24 +308,42 @@ class Sandbox:
             pass                        # the test's own first call restarts the worker
 
     # -- requests
-    def request(self, header: dict, buffers: list[bytes], module: str | None = None) -> tuple[dict, list[bytes]]:
+    def request(self, header: dict, buffers: list[bytes], module: str | None = None,
+                timeout: float | None = None) -> tuple[dict, list[bytes]]:
+        """One request to the worker, within ``timeout`` seconds (default: the call timeout).
+        ``module``: the student module the request needs (its worker is entered first; its
+        load error, if any, is raised as :class:`ExerciseUnavailable`)."""
+        if module is not None and module in self.modules:
+            self.enter(module)
         if module is not None and module in self.load_errors:
             raise ExerciseUnavailable(module, self.load_errors[module])
-        return self._raw(header, buffers, self.config.call_timeout)
+        return self._raw(header, buffers, self.config.call_timeout if timeout is None else timeout)
 
     def _raw(self, header: dict, buffers: list[bytes], timeout: float) -> tuple[dict, list[bytes]]:
         if self.in_process:
             if self._local is None:
                 self._local = Server()
-            return self._local.handle(header, buffers)
+            return self._note_reach_ins(self._local.handle(header, buffers))
         try:
             if self._worker is None:
                 self._spawn()           # a fresh worker re-imports the modules (may crash too)
-            return self._worker.request(header, buffers, timeout)
+            return self._note_reach_ins(self._worker.request(header, buffers, timeout))
         except WorkerCrashed:
             self._worker = None
             self.generation += 1
             raise
+
+    def _note_reach_ins(self, reply: tuple[dict, list[bytes]]) -> tuple[dict, list[bytes]]:
+        """Keep the reach-ins a reply reports, by the student module whose file made them."""
+        header, buffers = reply
+        if "reach" in header:
+            header = dict(header)
+            by_file = {m.filename: m.name for m in self.modules.values()}
+            for record in header.pop("reach"):
+                found = self.reach_ins.setdefault(by_file.get(record[1], self.active or "?"), [])
+                if record not in found and len(found) < 20:
+                    found.append(record)
+        return header, buffers
 
     def _spawn(self) -> None:
         from autograder.sandbox import spawn
@@ -291,7 +356,8 @@ class Sandbox:
             self._worker = WorkerProcess(self._forkserver, self.config, self._ids, self.level)
             self._note_network(self._worker.network_blocked)
             self._note_root(self._worker.root)
-        for name in self._loaded:           # deterministic code loads the same way again
+        reload = [self.active] if self.worker_per_exercise else self._loaded
+        for name in (n for n in reload if n in self._loaded):   # loads the same way again
             source = self.modules[name]
-            self._worker.request({"op": "load", "name": name, "filename": source.filename,
-                                  "source": source.text}, [], self.config.load_timeout)
+            self._note_reach_ins(self._worker.request({"op": "load", "name": name, "filename": source.filename,
+                                                       "source": source.text}, [], self.config.load_timeout))

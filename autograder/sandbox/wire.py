@@ -299,7 +299,13 @@ def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES,
 
 def check_reply(header: dict) -> dict:
     """A worker's reply as the grader may use it: ``{"ok": value}`` (the value is checked
-    when decoded) or ``{"error": record}`` with typed, clipped fields; else ``WireError``."""
+    when decoded) or ``{"error": record}`` with typed, clipped fields; else ``WireError``.
+    Either may carry ``"reach"``: reach-ins the worker noticed (:mod:`reachin`), checked as
+    a short list of ``[event, file, line]``."""
+    if "reach" in header:
+        header = dict(header)
+        reach = _reach_records(header.pop("reach"))
+        return {**check_reply(header), "reach": reach}
     if set(header) == {"ok"}:
         return header
     record = header.get("error")
@@ -321,6 +327,19 @@ def check_reply(header: dict) -> dict:
 
 
 _ERROR_FIELDS = {"kind", "type", "message", "where", "line", "offset", "text"}
+_MAX_REACH_RECORDS = 20
+
+
+def _reach_records(value: object) -> list[list]:
+    if not isinstance(value, list) or len(value) > _MAX_REACH_RECORDS:
+        raise WireError("malformed reach-in records")
+    clean = []
+    for record in value:
+        if (not isinstance(record, list) or len(record) != 3 or not isinstance(record[0], str)
+                or not isinstance(record[1], str) or type(record[2]) is not int):
+            raise WireError("malformed reach-in record")
+        clean.append([record[0][:40], record[1][:200], record[2]])
+    return clean
 _MAX_ERROR_CHARS = 4000
 _MAX_FRAMES = 16
 

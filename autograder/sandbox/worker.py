@@ -20,7 +20,7 @@ import random
 import sys
 import traceback
 import types
-from typing import Any
+from typing import Any, Mapping
 
 import matplotlib
 import numpy as np
@@ -29,6 +29,7 @@ import torch
 import autograder.support  # noqa: F401  (loaded before student code: the pristine copy)
 from autograder import contract  # data only: which exercise bans which API
 from autograder.sandbox import guards, wire
+from autograder.sandbox.reachin import ReachInWatch
 
 # Taken before any student code runs: a submission that replaces torch.manual_seed cannot
 # stop the grader from resetting the generators.
@@ -42,10 +43,12 @@ _HANDLE_TYPES: tuple[type, ...] = (types.ModuleType, torch.nn.Module, matplotlib
 
 
 class ObjectTable:
-    """Objects that stay in the worker, addressed by id (modules by ``m:<name>``)."""
+    """Objects that stay in the worker, addressed by id (modules by ``m:<name>``).
+    ``support``: the pristine support functions by dotted name (see :func:`snapshot_support`)."""
 
-    def __init__(self, roots: dict[str, Any]):
+    def __init__(self, roots: dict[str, Any], support: Mapping[str, Any]):
         self._objects: dict[str, Any] = dict(roots)
+        self._support = support
         self._next = 0
 
     def add(self, obj: Any) -> str:
@@ -65,38 +68,48 @@ class ObjectTable:
             raise LookupError("malformed attribute path")
         if key == "support" and path:                # pristine snapshot, not module attributes
             dotted = ".".join(path)
-            if dotted in _SUPPORT_SNAPSHOT:
-                return _SUPPORT_SNAPSHOT[dotted]
+            if dotted in self._support:
+                return self._support[dotted]
         obj = self._objects[key]
         for name in path:
             obj = getattr(obj, name)
         return obj
 
 
-_SUPPORT_SNAPSHOT: dict[str, Any] = {}
-
-
-def snapshot_support() -> types.ModuleType:
-    """Record every public callable of ``autograder.support`` as it is before student code
-    runs, each on frozen globals (``guards.freeze_support``): rebinding a global of a support
-    module, or a numpy/torch function it uses, from a student file changes nothing."""
+def snapshot_support() -> tuple[types.ModuleType, Mapping[str, Any]]:
+    """Every public callable of ``autograder.support`` as it is before student code runs, each
+    on frozen globals (``guards.freeze_support``), in a read-only mapping held by the server
+    alone (no module-level state): rebinding a global of a support module, or a numpy/torch
+    function it uses, from a student file changes nothing."""
     import autograder.support as support
 
-    if not _SUPPORT_SNAPSHOT:
-        _SUPPORT_SNAPSHOT.update(guards.freeze_support(support))
-    return support
+    return support, types.MappingProxyType(dict(guards.freeze_support(support)))
 
 
 class Server:
-    """Dispatches decoded requests; used by the real worker and by the in-process backend."""
+    """Dispatches decoded requests; used by the real worker and by the in-process backend.
 
-    def __init__(self) -> None:
-        self.table = ObjectTable({"support": snapshot_support()})
+    ``watch_reach_ins``: install the audit hook of :mod:`reachin` (the real worker, before
+    any student code; never in the grader's own process)."""
+
+    def __init__(self, watch_reach_ins: bool = False) -> None:
+        support, snapshot = snapshot_support()
+        self.table = ObjectTable({"support": support}, snapshot)
         self.student_files: set[str] = set()
         self.bans = guards.BanGuards()
+        self.reach = ReachInWatch(self.student_files)
+        if watch_reach_ins:
+            self.reach.install()
 
     # -- entry point: one frame in, one frame out
     def handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
+        reply, out = self._handle(header, buffers)
+        reach = self.reach.new_records()
+        if reach:
+            reply["reach"] = reach
+        return reply, out
+
+    def _handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
         op = header.get("op")
         try:
             if op == "seed":
@@ -194,7 +207,7 @@ def _safe_str(exc: BaseException) -> str:
 
 def serve(sock) -> None:
     """The worker's main loop: answer frames until the grader closes the socket."""
-    server = Server()
+    server = Server(watch_reach_ins=True)
     while True:
         try:
             header, buffers = wire.recv(sock)
