@@ -165,6 +165,7 @@ class Sandbox:
         self.load_errors: dict[str, dict] = {}
         self._loaded: list[str] = []        # modules reloaded into every fresh worker
         self.active: str | None = None      # one worker per exercise: the module it holds
+        self._seed: int | None = None       # the last reseed(), for a worker entered after it
         self.reach_ins: dict[str, list[list]] = {}   # module -> [event, file, line] (reachin.py)
         self.generation = 0
         self.in_process = in_process
@@ -246,6 +247,8 @@ class Sandbox:
         self.active = module
         if module in self.modules:
             self._load(module)
+        if self._seed is not None:          # the new worker starts from the last seed asked for
+            self.reseed(self._seed)
 
     def _load(self, name: str) -> None:
         if name in self.load_errors:
@@ -302,6 +305,7 @@ class Sandbox:
     def reseed(self, seed: int) -> None:
         """Reset the worker's global random generators (Python, NumPy, torch), so that what a
         test sees does not depend on the tests before it or on a worker restart."""
+        self._seed = int(seed)
         try:
             self._raw({"op": "seed", "seed": int(seed)}, [], self.config.call_timeout)
         except WorkerCrashed:
