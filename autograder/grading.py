@@ -107,12 +107,9 @@ def grade(request: GradeRequest) -> results.Results:
                                      if t.exercise in done], request.exercises)
             results.write_atomic(request.results_path, assemble(tests, plugin, False).to_json())
 
-    try:
-        sandbox.start()
-        tests, plugin = run_suites(sandbox, submission, request, budgets, checkpoint)
-    finally:
-        sandbox.close()
-    outcome = assemble(tests, plugin, True)
+    ran = run(sandbox, submission, request.exercises, budgets, request.public_only,
+              request.suites_dir, checkpoint)
+    outcome = assemble(ran.tests, ran.plugin, True)
     report_reach_ins(outcome.reach_ins)
     if request.results_path:
         results.write_atomic(request.results_path, outcome.to_json())
@@ -151,22 +148,53 @@ def preload(exercises: tuple[contract.Exercise, ...]) -> None:
         importlib.import_module(name)
 
 
-def run_suites(sandbox: Sandbox, submission: intake.Submission, request: GradeRequest,
-               budgets: budget.Budgets | None = None,
-               on_exercise_done: Callable[[GradingPlugin], None] | None = None,
-               ) -> tuple[list[results.TestResult], GradingPlugin]:
-    """Run the hidden (or public) suites; the tests scaled to exact totals, and the plugin."""
+@dataclass
+class Run:
+    """What one engine run produced: the tests (scaled to exact totals), the plugin that ran
+    them (clocks, crashes, which exercises are done) and one outcome per exercise."""
+    tests: list[results.TestResult]
+    plugin: GradingPlugin
+    outcomes: list[results.ExerciseOutcome]
+
+
+def run(sandbox: Sandbox, submission: intake.Submission, exercises: tuple[contract.Exercise, ...],
+        budgets: budget.Budgets, public_only: bool = False, suites_dir: Path | None = None,
+        on_exercise_done: Callable[[GradingPlugin], None] | None = None,
+        pytest_extra: tuple[str, ...] = ()) -> Run:
+    """THE engine call, shared by ``grade``, ``check`` and the interop adapter: start the
+    sandbox, run the hidden (or only the public) suites of ``exercises`` on ``submission``
+    through :class:`GradingPlugin`, close the sandbox, and say what became of each exercise.
+
+    Raises ``KeyboardInterrupt`` when pytest swallowed a SIGINT, ``RuntimeError`` when the
+    suites could not run at all (collection or usage error, nothing collected)."""
     plugin = GradingPlugin(sandbox, submission, budgets,
                            (lambda _ex: on_exercise_done(plugin)) if on_exercise_done else None)
-    only_public = ["-m", "public"] if request.public_only else []
-    code = run_pytest(pytest_args(request.exercises, *only_public, suites_dir=request.suites_dir), plugin)
+    only_public = ("-m", "public") if public_only else ()
+    try:
+        sandbox.start()
+        code = run_pytest(pytest_args(exercises, *only_public, *pytest_extra, suites_dir=suites_dir), plugin)
+    finally:
+        sandbox.close()
     if plugin.internal_errors:
         print("\n\n".join(plugin.internal_errors), file=sys.stderr)
     if code == pytest.ExitCode.INTERRUPTED:      # pytest swallowed a SIGINT: stop here, the file
         raise KeyboardInterrupt                  # written after the last finished exercise stays
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) or not plugin.order:
         raise RuntimeError(f"the hidden test suites could not run (pytest exit code {int(code)})")
-    return scale_to_totals(plugin.ordered_results(), request.exercises), plugin
+    tests = scale_to_totals(plugin.ordered_results(), exercises)
+    return Run(tests, plugin, exercise_outcomes(submission, sandbox, tests, plugin, budgets))
+
+
+def collect(exercises: tuple[contract.Exercise, ...], pytest_extra: tuple[str, ...] = (),
+            suites_dir: Path | None = None) -> list[tuple[str, results.TestResult]]:
+    """The exercises' tests as the engine would run them, collection only: (node id, result
+    with ``max_score`` scaled to the exercise's total) in suite order. For the exports."""
+    plugin = GradingPlugin.collector()
+    code = run_pytest(pytest_args(exercises, *pytest_extra, "--collect-only", suites_dir=suites_dir), plugin)
+    if plugin.internal_errors or code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        raise RuntimeError(f"collecting the suites failed (pytest exit code {int(code)}):\n"
+                           + "\n".join(plugin.internal_errors))
+    return list(zip(plugin.order, scale_to_totals(plugin.ordered_results(), exercises)))
 
 
 def pytest_args(exercises: tuple[contract.Exercise, ...], *extra: str,

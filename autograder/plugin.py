@@ -42,6 +42,11 @@ class GradingPlugin:
         self.seconds: dict[str, float] = {}      # exercise -> wall time of its tests
         self.done: list[str] = []                # exercises whose tests have all run
 
+    @classmethod
+    def collector(cls) -> "GradingPlugin":
+        """A plugin for ``--collect-only`` runs (titles, weights, visibility; no fixtures)."""
+        return cls(None, None)          # type: ignore[arg-type] - nothing is run
+
     # ---------------------------------------------------------------- fixtures
     @pytest.fixture(scope="session")
     def student(self) -> StudentModules:

@@ -7,8 +7,8 @@ hidden and public suites on the student's source and reports per-test outcomes.
 * :func:`collect_tests` - pytest collection only: node id, title, weight, points scaled to
   ``Exercise.points`` (exactly as :func:`autograder.grading.scale_to_totals` does), visibility.
   Exporters use it, so exports regenerate from whatever the suites contain.
-* :func:`run_exercise` - ``Sandbox(in_process=True)`` + :class:`GradingPlugin` via
-  ``pytest.main``, the native grader's code path minus the worker process. Cached per
+* :func:`run_exercise` - ``Sandbox(in_process=True)`` and :func:`autograder.grading.run`,
+  the native grader's engine call minus the worker process. Memoised per
   (exercise, source), so a notebook's ten test cells cost one run.
 * :func:`kernel_source` - the student's source as the tool's kernel sees it.
 
@@ -19,17 +19,16 @@ kernel), next to the tests. That is what nbgrader and otter do anyway; the nativ
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import functools
 import io
 import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from autograder import contract, intake
+from autograder import contract, grading, intake
 from autograder import results as kit_results
-from autograder.grading import (SUITES_DIR, exercise_outcomes, open_sandbox, pytest_args, run_pytest,
-                                scale_to_totals)
+from autograder.grading import SUITES_DIR, open_sandbox
 
 # Every generated test cell / test file contains this string; history-based source
 # recovery skips cells that contain it.
@@ -74,34 +73,19 @@ class Outcome:
 
 # ----------------------------------------------------------------------------- pytest
 
-def _pytest_args(ex: contract.Exercise, *extra: str) -> list[str]:
-    """The native grader's arguments for one exercise; faulthandler off (a notebook kernel's
-    stderr is not a real file)."""
-    return pytest_args((ex,), "-p", "no:faulthandler", *extra)
+_NO_FAULTHANDLER = ("-p", "no:faulthandler")     # a notebook kernel's stderr is not a real file
 
 
-_COLLECTED: dict[str, list[TestInfo]] = {}
-
-
+@functools.lru_cache(maxsize=None)
 def collect_tests(exercise_id: str) -> list[TestInfo]:
     """The exercise's hidden + public tests, in the native grader's order (collection only)."""
-    if exercise_id in _COLLECTED:
-        return _COLLECTED[exercise_id]
-    from autograder.plugin import GradingPlugin
     ex = contract.BY_ID[exercise_id]
     if not (SUITES_DIR / ex.folder).is_dir():
         return []
-    plugin = GradingPlugin(None, None)          # type: ignore[arg-type] - fixtures unused
     with contextlib.redirect_stdout(io.StringIO()):
-        code = run_pytest(_pytest_args(ex, "--collect-only"), plugin)
-    if plugin.internal_errors or code not in (0, 5):
-        raise RuntimeError(f"collecting the {exercise_id} suites failed (pytest exit code {code}):\n"
-                           + "\n".join(plugin.internal_errors))
-    results = scale_to_totals(plugin.ordered_results())
-    tests = [TestInfo(nodeid, r.exercise, r.title, r.max_score, r.visibility == "visible")
-             for nodeid, r in zip(plugin.order, results)]
-    _COLLECTED[exercise_id] = tests
-    return tests
+        collected = grading.collect((ex,), _NO_FAULTHANDLER)
+    return [TestInfo(nodeid, r.exercise, r.title, r.max_score, r.visibility == "visible")
+            for nodeid, r in collected]
 
 
 def groups(exercise_id: str) -> dict[str, list[TestInfo]]:
@@ -118,20 +102,18 @@ def group_points(tests: list[TestInfo]) -> float:
 
 # ----------------------------------------------------------------------------- running
 
-_RUNS: dict[tuple[str, str], dict[str, Outcome]] = {}
-_FATES: dict[tuple[str, str], kit_results.ExerciseOutcome] = {}
-
-
-def _run_key(exercise_id: str, source: str | None) -> tuple[str, str]:
-    return (exercise_id, hashlib.sha256((source or "\0missing").encode()).hexdigest())
+@dataclass(frozen=True)
+class ExerciseRun:
+    """One engine run of an exercise's suites on one source: per-test outcomes and the
+    exercise's structured outcome."""
+    tests: dict[str, Outcome]                    # node id -> outcome, in suite order
+    fate: kit_results.ExerciseOutcome
 
 
 def exercise_outcome(exercise_id: str, source: str | None, origin: str = "") -> kit_results.ExerciseOutcome:
     """What became of the exercise (graded, missing, syntax_error, import_error, …) on
-    ``source``: the engine's structured outcome from the same (cached) run as
-    :func:`run_exercise`."""
-    run_exercise(exercise_id, source, origin)
-    return _FATES[_run_key(exercise_id, source)]
+    ``source``: the engine's structured outcome from the same run as :func:`run_exercise`."""
+    return _run(exercise_id, source, origin).fate
 
 
 def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict[str, Outcome]:
@@ -140,11 +122,13 @@ def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict
     Student code is exec'd in THIS process (``Sandbox(in_process=True)``). Its output and
     warnings are swallowed so that a tool that scores stderr (nbgrader) is not misled.
     """
-    key = _run_key(exercise_id, source)
-    if key in _RUNS:
-        return _RUNS[key]
+    return _run(exercise_id, source, origin).tests
+
+
+@functools.lru_cache(maxsize=8)      # a notebook's test cells ask one after another: one run
+def _run(exercise_id: str, source: str | None, origin: str) -> ExerciseRun:
+    """:func:`autograder.grading.run`, the native grader's engine call, in process."""
     from autograder.budget import Budgets
-    from autograder.plugin import GradingPlugin
     from autograder.sandbox import SandboxConfig
 
     ex = contract.BY_ID[exercise_id]
@@ -160,22 +144,13 @@ def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict
         warnings.simplefilter("ignore")
         # inside: the sandbox reports its isolation level on stderr, which nbgrader would score
         sandbox = open_sandbox(submission, SandboxConfig(), None, in_process=True)
-        plugin = GradingPlugin(sandbox, submission, budgets)
         try:
-            sandbox.start()
-            code = run_pytest(_pytest_args(ex), plugin)
-        finally:
-            sandbox.close()
-    if code in (3, 4) or not plugin.order:
-        raise RuntimeError(f"the {exercise_id} suites could not run (pytest exit code {code}):\n"
-                           + "\n".join(plugin.internal_errors))
-    results = scale_to_totals(plugin.ordered_results())
-    outcomes = {nodeid: Outcome(nodeid, r.name, r.passed, r.score, r.max_score, r.output,
-                                r.visibility == "visible")
-                for nodeid, r in zip(plugin.order, results)}
-    _FATES[key] = exercise_outcomes(submission, sandbox, results, plugin, budgets)[0]
-    _RUNS[key] = outcomes
-    return outcomes
+            ran = grading.run(sandbox, submission, (ex,), budgets, pytest_extra=_NO_FAULTHANDLER)
+        except RuntimeError as exc:
+            raise RuntimeError(f"the {exercise_id} suites could not run: {exc}\n{sink.getvalue()[-4000:]}") from None
+    tests = {nodeid: Outcome(nodeid, r.name, r.passed, r.score, r.max_score, r.output, r.visibility == "visible")
+             for nodeid, r in zip(ran.plugin.order, ran.tests)}
+    return ExerciseRun(tests, ran.outcomes[0])
 
 
 # ----------------------------------------------------------------------------- the student's source
