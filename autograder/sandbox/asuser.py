@@ -27,9 +27,9 @@ REPLY_LIMIT = 60_000
 
 
 def _prctl(option: int, value: int = 0) -> int:
-    from autograder.sandbox.limits import libc
-    return libc().prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
-                        ctypes.c_ulong(0))
+    libc = ctypes.CDLL(None, use_errno=True)        # the symbols already loaded: no ldconfig
+    return libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                      ctypes.c_ulong(0))
 
 
 def dumpable() -> int:
