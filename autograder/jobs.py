@@ -105,7 +105,8 @@ def _copy_entry(src: Path, target: Path, info: os.stat_result, budget: list[int]
 
 def readable_by(user: str, paths: list[Path]) -> list[str]:
     """Of ``paths``, those the (existing) ``user`` can read or list. Root only: a forked probe
-    drops to the user and tries; [] when not root or the user does not exist."""
+    drops to the user (never dumpable: :mod:`autograder.sandbox.asuser`) and tries; [] when
+    not root or the user does not exist."""
     if os.geteuid() != 0 or not paths:
         return []
     import pwd
@@ -114,25 +115,13 @@ def readable_by(user: str, paths: list[Path]) -> list[str]:
         entry = pwd.getpwnam(user)
     except KeyError:
         return []
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:                                          # the probe
-        code = 1
-        try:
-            os.close(read)
-            os.setgroups([])
-            os.setgid(entry.pw_gid)
-            os.setuid(entry.pw_uid)
-            found = [str(p) for p in paths if _can_read(p)]
-            os.write(write, "\n".join(found).encode()[:60_000])
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read, "rb") as handle:
-        data = handle.read(60_000)
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
+    from autograder.sandbox.asuser import run_as_user
+
+    def probe() -> bytes:
+        return "\n".join(str(p) for p in paths if _can_read(p)).encode()
+
+    data = run_as_user(entry.pw_uid, entry.pw_gid, probe)
+    if data is None:
         return [str(p) for p in paths]                   # the probe failed: assume the worst
     return [line for line in data.decode().splitlines() if line]
 

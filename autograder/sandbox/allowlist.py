@@ -18,6 +18,12 @@ small tmpfs and moves into it (``pivot_root``; ``chroot`` where that is refused)
 Nothing else: not the kit, not the submission (its source travels as text), not other
 submissions, not ``/etc/shadow``, not other processes. Protected paths that lie inside a bound
 folder (the kit installed into site-packages) are covered again inside the new root.
+
+What imports need is never hidden (issue round 3, item 11): the interpreter's import roots
+(standard library, site-packages) are bound even when they lie inside a hidden folder (a
+results file written into the kit's checkout hides the checkout, and the ``.venv`` in it),
+and are bound again where ``sys.path`` names them through a symbolic link (``.venv`` linking
+to a venv elsewhere): the worker's ``sys.path`` keeps the named form.
 """
 from __future__ import annotations
 
@@ -41,15 +47,63 @@ def _inside(folder: str, path: str) -> bool:
 
 
 def import_paths(protected: list[str]) -> list[str]:
-    """What to bind: the interpreter's import roots, and ``sys.path`` entries that hold no
-    protected path (the kit's checkout); outermost only."""
+    """What to bind: the interpreter's import roots (always, even inside a protected folder),
+    and ``sys.path`` entries that neither hold nor lie in a protected path (the kit's
+    checkout, a hidden results folder); outermost only. Real paths."""
     from autograder.sandbox.harden import import_roots
     roots = import_roots()
     entries = {p for p in limits.interpreter_paths() if os.path.isdir(p) or os.path.isfile(p)}
     entries -= {sys.prefix, sys.base_prefix} - roots        # prefixes: only what imports need
-    entries = {p for p in entries if p in roots or not any(_inside(p, h) for h in protected)}
+    entries = {p for p in entries if p in roots or
+               not any(_inside(p, h) or _inside(h, p) for h in protected)}
     chosen = roots | entries
     return sorted(p for p in chosen if not any(q != p and _inside(q, p) for q in chosen))
+
+
+def places(protected: list[str]) -> list[tuple[str, str]]:
+    """``(source, where)`` pairs: every :func:`import_paths` entry at its own place, and again
+    at each named form (:func:`autograder.sandbox.harden.named_forms`) that leads into one."""
+    from autograder.sandbox.harden import named_forms
+    chosen = import_paths(protected)
+    out = [(p, p) for p in chosen]
+    for named, real in sorted(named_forms().items()):
+        if any(_inside(c, real) for c in chosen) and not any(_inside(c, named) for c in chosen):
+            out.append((real, named))
+    return out
+
+
+def cover(path: str, keep: list[str], prefix: str = "", top: bool = True) -> list[str]:
+    """Hide ``prefix + path`` from the worker except the import paths in ``keep``: the folder
+    itself when it holds none of them; else, recursively, its other children (links among
+    them are left alone: they are not the protected thing, and a cover would land on their
+    target). An import root itself is never hidden. The paths covered."""
+    if path in keep:
+        return []
+    here = prefix + path
+    if not top and os.path.islink(here) and not any(_inside(path, k) for k in keep):
+        return []
+    if not any(_inside(path, k) for k in keep):
+        limits.hide_folders([here])
+        return [path]
+    covered = []
+    try:
+        names = sorted(os.listdir(here))
+    except OSError:
+        return []
+    for name in names:
+        covered += cover(os.path.join(path, name), keep, prefix, top=False)
+    return covered
+
+
+def hide_except_imports(protected: list[str]) -> list[str]:
+    """Where no root of its own could be built: hide ``protected`` in place (mounts), sparing
+    the import paths (real and named forms) that lie inside them. The paths covered."""
+    keep = sorted({where for _, where in places(protected)} | {real for real, _ in places(protected)})
+    covered = []
+    for path in protected:
+        if os.path.lexists(path):
+            covered += cover(path, keep)
+    return covered
 
 
 def build(new_root: str, protected: list[str], home: str, uid: int, gid: int, user: str,
@@ -66,9 +120,10 @@ def build(new_root: str, protected: list[str], home: str, uid: int, gid: int, us
             os.symlink(os.readlink(path), target(path))
         else:
             _bind(path, target(path))
-    for path in import_paths(protected):
-        if not os.path.exists(target(path)):                   # not already inside /usr/lib
-            _bind(path, target(path))
+    shown = places(protected)
+    for source, where in shown:
+        if not os.path.exists(target(where)):                  # not already inside /usr/lib
+            _bind(source, target(where))
     for path in share:                                         # the kit's tests only
         if os.path.isabs(path) and os.path.isdir(path):
             _bind(path, target(path), read_only=False)
@@ -79,7 +134,10 @@ def build(new_root: str, protected: list[str], home: str, uid: int, gid: int, us
     os.makedirs(target("/proc"), exist_ok=True)
     os.makedirs(target(home), 0o700, exist_ok=True)
     os.chown(target(home), uid, gid)
-    limits.hide_folders([target(p) for p in protected if os.path.lexists(target(p))])
+    keep = sorted({where for _, where in shown})
+    for path in protected:                     # inside a bound folder, or holding an import root
+        if os.path.lexists(target(path)):
+            cover(path, keep, prefix=new_root)
 
 
 def enter(new_root: str) -> str:

@@ -27,7 +27,7 @@ import socket
 import sys
 import time
 
-from autograder.sandbox import allowlist, lifetime, limits, netfilter, wire
+from autograder.sandbox import allowlist, ipc, lifetime, limits, netfilter, wire
 # Loaded here, in the grader, so every worker has it before its mounts hide the kit's source.
 from autograder.sandbox import worker as _worker_module  # noqa: F401
 
@@ -117,6 +117,9 @@ def _zygote_main(ctrl: socket.socket) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     finished: dict[int, int] = {}
     leaders: set[int] = set()                           # spawned workers not yet reaped
+    users: dict[int, tuple[int, int]] = {}              # user-level leaders -> worker (uid, gid)
+    seen: set[tuple[int, int]] = set()                  # every worker user of the user level
+    lifetime.on_shutdown(lambda: [sweep_user(*ids) for ids in sorted(seen)])
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(ctrl, _CTRL_MAX, 4)
@@ -128,11 +131,16 @@ def _zygote_main(ctrl: socket.socket) -> None:
         if msg["op"] == "spawn":
             pid = _spawn(fds, msg["config"], ctrl)
             leaders.add(pid)
+            if msg["config"].get("level") == "user":
+                users[pid] = (msg["config"]["uid"], msg["config"]["gid"])
+                seen.add(users[pid])
             for fd in fds:
                 os.close(fd)
             ctrl.sendall(json.dumps({"pid": pid}).encode())
         elif msg["op"] == "reap":
             status = _reap_worker(msg["pid"], msg["timeout"], finished, leaders)
+            if status is not None and msg["pid"] in users:
+                sweep_user(*users.pop(msg["pid"]))
             ctrl.sendall(json.dumps({"status": status}).encode())
         _reap_others(finished, leaders)
         lifetime.kill_orphans(leaders)
@@ -149,6 +157,18 @@ def _reap_worker(pid: int, timeout: float, finished: dict[int, int], leaders: se
         _reap_others(finished, leaders)
         lifetime.kill_orphans(leaders)
     return status
+
+
+def sweep_user(uid: int, gid: int) -> None:
+    """User level, after a worker ended (and when the zygote ends): kill whatever still runs
+    as the worker user, then remove what it left in the kernel (System V IPC objects, POSIX
+    message queues) and at the top of the shared scratch folders. Nothing it made outlives
+    it, even when its grader was killed. (Parallel graders use different worker users.)"""
+    if uid == 0:
+        return
+    limits.kill_all_of_user(uid, gid)
+    ipc.sweep_user(uid)
+    limits.remove_user_files(uid)
 
 
 def _wait(pid: int, timeout: float, finished: dict[int, int]) -> int | None:
@@ -222,9 +242,9 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
     sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, errors="replace", closefd=False)
     sock = socket.socket(fileno=sock_fd)
     cfg = limits.SandboxConfig(**config["limits"])
-    level, root = config.get("level", "process"), "shared"
-    if level == "namespaces":
-        root = _enter_namespaces(sock, cfg, config)       # continues as pid 1 of a new namespace
+    level, root, ipc_bounded = config.get("level", "process"), "shared", False
+    if level == "namespaces":                       # continues as pid 1 of a new namespace
+        root, ipc_bounded = _enter_namespaces(sock, cfg, config)
     else:
         wire.send(sock, {"pid": os.getpid()})
     if level != "process":
@@ -234,22 +254,28 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
     limits.scrub_environment()                           # the grader's, also from memory
     os.environ.update(limits.worker_environment(config["home"]))
     limits.apply_rlimits(cfg, level)
-    network_blocked = level == "namespaces" or (level == "user" and netfilter.block_network())
+    # every level with a worker user: sockets by allowlist; IPC refused unless a capped IPC
+    # namespace of its own holds it
+    filtered = level != "process" and netfilter.block_network(refuse_ipc=not ipc_bounded)
+    network_blocked = level == "namespaces" or filtered
     _single_threaded_maths()
     from autograder.sandbox.worker import serve
-    wire.send(sock, {"ready": True, "network_blocked": network_blocked, "root": root})
+    wire.send(sock, {"ready": True, "network_blocked": network_blocked, "root": root,
+                     "syscall_filter": filtered})
     serve(sock)
 
 
-def _enter_namespaces(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> str:
-    """Private mount, network and pid namespaces (as root), and a root of the worker's own
-    (allowlist.py): only what Python and its libraries need, private /tmp and /dev/shm.
+def _enter_namespaces(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> tuple[str, bool]:
+    """Private mount, network, pid and IPC namespaces (as root; the IPC namespace capped by
+    ipc.py), and a root of the worker's own (allowlist.py): only what Python and its
+    libraries need, private /tmp and /dev/shm.
     Where that root cannot be built, the kit and ``cfg.protected_paths()`` are hidden by
     mounts instead. Returns in B, pid 1 of the new pid namespace with a /proc of its own
-    ("pivot_root", "chroot" or "hidden": how the root was made); A stays behind, reports
-    B's pid and exits with B's status."""
-    limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID)
+    ("pivot_root", "chroot" or "hidden": how the root was made; and whether the IPC
+    namespace could be capped); A stays behind, reports B's pid and exits with B's status."""
+    limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID | ipc.CLONE_NEWIPC)
     limits.make_mounts_private()
+    ipc_bounded = ipc.bound_namespace(cfg.private_tmp_mb)      # /proc/sys may be read-only here
     home, protected = config["home"], cfg.protected_paths()
     try:
         allowlist.build(home, protected, home, config["uid"], config["gid"], cfg.user, cfg.private_tmp_mb,
@@ -263,7 +289,8 @@ def _enter_namespaces(sock: socket.socket, cfg: limits.SandboxConfig, config: di
             os.makedirs(home, 0o700)
             os.chown(home, config["uid"], config["gid"])
         limits.expose_interpreter(home)
-        limits.hide_folders(protected)
+        allowlist.hide_except_imports(protected)
+        ipc.private_mqueue()
     read_end, write_end = os.pipe()
     child = os.fork()
     if child:                                            # A: report B's pid, then wait for B
@@ -277,8 +304,9 @@ def _enter_namespaces(sock: socket.socket, cfg: limits.SandboxConfig, config: di
     os.close(write_end)
     os.read(read_end, 1)                                 # until A has reported our pid
     os.close(read_end)
-    limits.fresh_proc()
-    return how
+    if limits.fresh_proc() and not ipc_bounded:
+        ipc_bounded = ipc.bound_namespace(cfg.private_tmp_mb)  # through our own /proc, then
+    return how, ipc_bounded
 
 
 def _single_threaded_maths() -> None:

@@ -40,20 +40,42 @@ def import_roots() -> set[str]:
     return {os.path.realpath(p) for p in paths if p and os.path.exists(p)}
 
 
+def named_forms() -> dict[str, str]:
+    """Import paths as the interpreter names them (``sys.path``, its prefixes, ``sysconfig``),
+    mapped to their real paths, where the two differ: a venv reached through a symbolic link
+    (``.venv -> /elsewhere/venv``). The worker's ``sys.path`` and every loaded package's
+    ``__path__`` use the named form, so the worker must be able to reach it too."""
+    names = {*sys.path, sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
+    names.update(sysconfig.get_path(n) for n in ("stdlib", "platstdlib", "purelib", "platlib"))
+    forms = {}
+    for name in names:
+        if name and os.path.isabs(name) and os.path.exists(name):
+            named, real = os.path.normpath(name), os.path.realpath(name)
+            if named != real:
+                forms[named] = real
+    return forms
+
+
 def interpreter_roots() -> set[str]:
     """Never locked, nor any folder holding them: :func:`import_roots`, the interpreter's
-    prefixes and its executable's folder."""
+    prefixes and its executable's folder; real paths, and the named forms (see
+    :func:`named_forms`) that lead to them."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
-    return import_roots() | {os.path.realpath(p) for p in paths if p and os.path.exists(p)}
+    real = import_roots() | {os.path.realpath(p) for p in paths if p and os.path.exists(p)}
+    named = {n for n, r in named_forms().items() if any(_contains(k, r) for k in real)}
+    return real | named
 
 
 def _contains(folder: str, path: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def lock_targets(path: str, keep: set[str]) -> list[str]:
+def lock_targets(path: str, keep: set[str], top: bool = True) -> list[str]:
     """What to lock so that ``path`` is unreadable except for ``keep``: ``path`` itself, or,
-    when it holds something in ``keep``, its other children (recursively)."""
+    when it holds something in ``keep``, its other children (recursively). A symbolic link
+    inside ``path`` is left alone (its target is not the protected thing)."""
+    if not top and os.path.islink(path):
+        return []
     path = os.path.realpath(path)
     if not any(_contains(path, k) for k in keep):
         return [path]
@@ -61,8 +83,34 @@ def lock_targets(path: str, keep: set[str]) -> list[str]:
         return []                                   # ``path`` is (inside) something to keep
     found = []
     for name in sorted(os.listdir(path)):
-        found += lock_targets(os.path.join(path, name), keep)
+        found += lock_targets(os.path.join(path, name), keep, top=False)
     return found
+
+
+def passages(path: str, keep: set[str]) -> list[str]:
+    """The folders at or under ``path`` that hold something in ``keep`` without being inside
+    it (a checkout holding the interpreter's ``.venv``): the worker must pass through them,
+    never list them (see :func:`make_passage`)."""
+    path = os.path.realpath(path)
+    if (not os.path.isdir(path) or not any(_contains(path, k) for k in keep)
+            or any(_contains(k, path) for k in keep)):
+        return []
+    found = [path]
+    for name in sorted(os.listdir(path)):
+        child = os.path.join(path, name)
+        if not os.path.islink(child):
+            found += passages(child, keep)
+    return found
+
+
+def make_passage(path: str, worker_uid: int | None = None) -> None:
+    """Others may enter the folder ``path`` but not list or write it (mode ``?711``): the
+    worker reaches the import root inside by name and nothing else (its siblings are
+    locked). Root-owned if the worker user owned it."""
+    info = os.lstat(path)
+    if worker_uid is None or info.st_uid == worker_uid:
+        os.chown(path, 0, 0)
+    os.chmod(path, (info.st_mode & 0o700) | 0o011)
 
 
 def lock(path: str, recursive: bool = False, worker_uid: int | None = None) -> None:
@@ -103,37 +151,28 @@ def lock_down(paths: list[str], recursive: bool = True) -> list[str]:
 
 def access_as(paths: list[str], uid: int, gid: int) -> dict[str, tuple[bool, bool]]:
     """``{path: (can read, can enter/execute)}`` for a process of ``uid``/``gid``, found by a
-    probe forked as that user: the kernel answers, ACLs included. Missing paths are left out;
+    probe forked as that user (:func:`autograder.sandbox.asuser.run_as_user`: never dumpable, it
+    holds the grader's memory): the kernel answers, ACLs included. Missing paths are left out;
     if the probe fails, every path is reported open (assume the worst)."""
-    from autograder.sandbox import limits
+    from autograder.sandbox.asuser import run_as_user
     existing = [p for p in paths if os.path.lexists(p)]
     if not existing:
         return {}
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(read_end)
-            limits.drop_privileges(uid, gid)
-            answer = "".join("%d%d" % (os.access(p, os.R_OK), os.access(p, os.X_OK)) for p in existing)
-            os.write(write_end, answer.encode() + b"\n")
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        answer = pipe.read().decode(errors="replace")
-    _, status = os.waitpid(pid, 0)
-    if status != 0 or len(answer) != 2 * len(existing) + 1:
+
+    def probe() -> bytes:
+        return "".join("%d%d" % (os.access(p, os.R_OK), os.access(p, os.X_OK)) for p in existing).encode() + b"\n"
+
+    answer = (run_as_user(uid, gid, probe) or b"").decode(errors="replace")
+    if len(answer) != 2 * len(existing) + 1:
         return {p: (True, True) for p in existing}
     return {p: (answer[2 * i] == "1", answer[2 * i + 1] == "1") for i, p in enumerate(existing)}
 
 
-def readable_by(paths: list[str], uid: int, gid: int) -> list[str]:
-    """The paths ``uid`` could read (a file) or list or enter (a folder)."""
+def readable_by(paths: list[str], uid: int, gid: int, passages_ok: tuple[str, ...] = ()) -> list[str]:
+    """The paths ``uid`` could read (a file) or list or enter (a folder); the folders in
+    ``passages_ok`` only count when listable."""
     return [p for p, (r, x) in access_as(paths, uid, gid).items()
-            if r or (x and os.path.isdir(p))]
+            if r or (x and os.path.isdir(p) and os.path.realpath(p) not in passages_ok)]
 
 
 def unreadable_interpreter(uid: int, gid: int) -> list[str]:
@@ -147,17 +186,22 @@ def unreadable_interpreter(uid: int, gid: int) -> list[str]:
 
 def ensure_unreadable(paths: list[str], uid: int, gid: int) -> list[str]:
     """Make sure the worker user can read none of ``paths`` (the grader is root): lock what
-    it can read, check again. The paths locked; :class:`StillReadable` if any remain."""
-    exposed = readable_by(paths, uid, gid)
+    it can read, check again. A path holding the interpreter's files (a results folder in the
+    kit's checkout, next to its ``.venv``) becomes a passage (:func:`make_passage`) and its
+    other children are locked. The paths locked; :class:`StillReadable` if any remain."""
+    keep = interpreter_roots()
+    through = tuple(sorted({f for p in paths if os.path.lexists(p) for f in passages(p, keep)}))
+    exposed = readable_by(paths, uid, gid, through)
     if not exposed:
         return []
-    keep = interpreter_roots()
     locked = []
     for path in exposed:
         for target in lock_targets(path, keep):
             lock(target, worker_uid=uid)
             locked.append(target)
-    still = readable_by(paths, uid, gid)
+        for folder in passages(path, keep):
+            make_passage(folder, worker_uid=uid)
+    still = readable_by(paths, uid, gid, through)
     if still:
         raise StillReadable("the worker user could still read " + ", ".join(still) +
                             " (they hold the interpreter or could not be locked); student code "

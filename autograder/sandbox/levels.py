@@ -92,6 +92,28 @@ def resolve(config_value: str | None) -> tuple[str, str]:
     return wanted, f"forced (the platform would allow {best!r})"
 
 
+def spawned_level(config_value: str | None) -> tuple[str, str]:
+    """(level, why) for a worker started without fork (sandbox/spawn.py): always "process".
+
+    As root on Linux that worker would run student code as root, with no user or namespace
+    isolation, where the platform gives more: refused (:class:`IsolationUnavailable`) unless
+    the process level is forced too, in which case the reason says so loudly (stderr and the
+    log, through :func:`announce`). An operator's ``AUTOGRADER_WORKER_START=spawn`` left in
+    a root shell thus never weakens grading silently."""
+    wanted = requested(config_value)
+    as_root = hasattr(os, "geteuid") and os.geteuid() == 0 and sys.platform.startswith("linux")
+    if not as_root:
+        return "process", "workers are started without fork here (a fresh interpreter each)"
+    if wanted != "process":
+        raise IsolationUnavailable(
+            "workers started without fork (AUTOGRADER_WORKER_START=spawn or worker_start='spawn') "
+            "would run student code as root with no user or namespace isolation; refused as root: "
+            "unset it, or force the process level (--isolation process) to accept that")
+    return "process", ("forced, and workers started without fork: student code runs AS ROOT with "
+                       "no user or namespace isolation (the platform would allow "
+                       f"{detect()[0]!r})")
+
+
 _announced: set[tuple[int, str]] = set()
 
 
@@ -104,9 +126,10 @@ def announce(level: str, why: str) -> None:
 
 
 def _probe_namespaces() -> str | None:
-    """None if a child can make private mount/network/pid namespaces and mount a tmpfs in
+    """None if a child can make private mount/network/pid/IPC namespaces and mount a tmpfs in
     them; otherwise why not (e.g. "unshare: Operation not permitted")."""
     from autograder.sandbox import limits
+    from autograder.sandbox.ipc import CLONE_NEWIPC
 
     limits.libc()                               # loaded before the fork
     read_end, write_end = os.pipe()
@@ -115,7 +138,7 @@ def _probe_namespaces() -> str | None:
         os.close(read_end)
         message = b"OK"
         try:
-            limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID)
+            limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID | CLONE_NEWIPC)
             limits.make_mounts_private()
             limits.mount_tmpfs("/tmp", "size=4k,mode=0700")
         except BaseException as exc:            # noqa: BLE001 - the reason is the answer

@@ -44,6 +44,7 @@ BATCH_ENV = "AG_BATCH_PID"            # set by `batch` for its graders: the batc
 SWEEP_SECONDS = 3.0                   # how long the final sweep keeps killing new arrivals
 
 _forker = 0                           # pid of the process that last forked (inherited by the child)
+_at_shutdown: list = []               # the zygote's clean-ups after its last kill (see on_shutdown)
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,12 +106,24 @@ def start_zygote(grader_pid: int) -> None:
         shutdown()
 
 
+def on_shutdown(clean_up) -> None:
+    """Run ``clean_up()`` when the zygote ends, after every descendant is dead (e.g. remove
+    what the worker user left in the kernel: ipc.py). Errors in it are ignored."""
+    _at_shutdown.append(clean_up)
+
+
 def shutdown(code: int = 0) -> NoReturn:
-    """End the zygote: every descendant first (workers, their children, adopted orphans)."""
+    """End the zygote: every descendant first (workers, their children, adopted orphans),
+    then the clean-ups registered with :func:`on_shutdown`."""
     for sig in (GRADER_GONE, *STOP_SIGNALS):
         if sig is not None:
             signal.signal(sig, signal.SIG_IGN)
     kill_descendants(os.getpid(), SWEEP_SECONDS)
+    for clean_up in _at_shutdown:
+        try:
+            clean_up()
+        except BaseException:        # noqa: BLE001 - ending regardless
+            pass
     os._exit(code)
 
 

@@ -299,23 +299,23 @@ def pid_namespace(pid: int) -> str | None:
 def kill_all_of_user(uid: int, gid: int) -> None:
     """SIGKILL every process of ``uid`` (user level: no namespace to kill instead).
 
-    A helper forked for this drops to ``uid`` and calls ``kill(-1, SIGKILL)``: the kernel
+    A helper forked for this drops to ``uid`` (privately: :mod:`autograder.sandbox.asuser`)
+    and calls ``kill(-1, SIGKILL)``: the kernel
     then signals every process of that user in one pass, so a fork bomb cannot outrun a
     /proc scan. Parallel graders use different worker users; theirs are not touched."""
     if uid == 0:
         raise ValueError("refusing to kill every process of root")
-    pid = os.fork()
-    if pid == 0:
-        try:
-            drop_privileges(uid, gid)
-            for _ in range(3):
-                try:
-                    os.kill(-1, 9)
-                except ProcessLookupError:
-                    break
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+    from autograder.sandbox.asuser import run_as_user
+
+    def kill_everything() -> bytes:
+        for _ in range(3):
+            try:
+                os.kill(-1, 9)
+            except ProcessLookupError:
+                break
+        return b""
+
+    run_as_user(uid, gid, kill_everything)
 
 
 def remove_user_files(uid: int, folders: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")) -> list[str]:

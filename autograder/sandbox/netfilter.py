@@ -1,14 +1,22 @@
-"""Network off for the worker without namespaces: a seccomp filter on ``socket()``.
+"""The worker's system-call policy: a seccomp filter on sockets (and IPC at the user level).
 
-At the *user* isolation level there is no private network namespace. Instead the worker,
-before any student code, installs a seccomp-BPF filter (``prctl``, allowed by Docker's
-default profile) that makes ``socket(AF_INET | AF_INET6, ...)`` fail with EACCES. Unix
-sockets still work (nothing in the worker needs them, but refusing them buys nothing: the
-worker user cannot reach the grader's). Also refused: ``io_uring_setup`` (io_uring can open
-sockets without calling ``socket``), the x32 ABI and any foreign architecture's system
-calls (a 32-bit ``socketcall`` would bypass the filter). Filters are inherited by every
-thread and process started afterwards and cannot be removed.
+Installed in every worker that runs as the worker user (levels *namespaces* and *user*),
+before any student code. What it guarantees, per call:
 
+* ``socket()`` and ``socketpair()``: only the families in :data:`ALLOWED_FAMILIES` (AF_UNIX)
+  open; every other family (AF_INET, AF_INET6, AF_VSOCK, AF_NETLINK, AF_PACKET, ...) fails
+  with EACCES. An allowlist: a family added to the kernel tomorrow is refused too. The
+  network namespace alone (namespaces level) does not stop AF_VSOCK (the host's hypervisor)
+  or AF_NETLINK (the kernel's interfaces), hence the filter there as well.
+* ``io_uring_setup`` fails with ENOSYS (io_uring can open sockets without ``socket``).
+* System calls of a foreign ABI (a 32-bit ``socketcall`` or ``ipc``) and the x32 ABI fail
+  with EPERM: the filter matches system call numbers, which only mean something in the
+  native ABI.
+* With ``refuse_ipc`` (the *user* level, which has no IPC namespace of its own):
+  ``shmget``, ``semget``, ``msgget`` and ``mq_open`` fail with EPERM, so no System V or
+  POSIX IPC object can outlive the worker or pin memory outside its limits.
+
+Filters are inherited by every thread and process started afterwards and cannot be removed.
 Only x86-64 and aarch64 are known here; elsewhere :func:`block_network` returns False and
 the log says the network is not blocked.
 """
@@ -17,13 +25,25 @@ from __future__ import annotations
 import ctypes
 import errno
 import platform
+import socket
 
-# (AUDIT_ARCH_*, socket, io_uring_setup) per machine
-_ARCHES = {"x86_64": (0xC000003E, 41, 425), "aarch64": (0xC00000B7, 198, 425)}
-_AF_INET, _AF_INET6 = 2, 10
+ALLOWED_FAMILIES = (socket.AF_UNIX,)        # everything else is refused
+
+# (AUDIT_ARCH_*, system call numbers) per machine
+_ARCHES: dict[str, tuple[int, dict[str, int]]] = {
+    "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "io_uring_setup": 425,
+                            "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240}),
+    "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "io_uring_setup": 425,
+                             "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180}),
+}
+SOCKET_CALLS = ("socket", "socketpair")     # first argument: the address family
+IPC_CALLS = ("shmget", "semget", "msgget", "mq_open")
+
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _ALLOW = 0x7FFF0000
+_X32_BIT = 0x40000000
+_OFF_NR, _OFF_ARCH, _OFF_ARG0 = 0, 4, 16    # struct seccomp_data (arg0: its low 32 bits)
 
 
 def _errno(code: int) -> int:
@@ -39,34 +59,59 @@ class _Prog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_Insn))]
 
 
-def program(machine: str | None = None) -> list[tuple[int, int, int, int]] | None:
+def _assemble(lines: list[tuple]) -> list[tuple[int, int, int, int]]:
+    """Resolve labels: ``lines`` holds instructions ``(code, jt, jf, k)`` whose jump targets
+    are label names (or 0: the next instruction), and bare strings that name a position."""
+    where, count = {}, 0
+    for line in lines:
+        if isinstance(line, str):
+            where[line] = count
+        else:
+            count += 1
+    out: list[tuple[int, int, int, int]] = []
+    for line in lines:
+        if isinstance(line, str):
+            continue
+        code, jt, jf, k = line
+        here = len(out) + 1                          # jumps count from the next instruction
+        jt = where[jt] - here if isinstance(jt, str) else jt
+        jf = where[jf] - here if isinstance(jf, str) else jf
+        out.append((code, jt, jf, k))
+    return out
+
+
+def program(machine: str | None = None, refuse_ipc: bool = False) -> list[tuple[int, int, int, int]] | None:
     """The BPF program (code, jt, jf, k) for ``machine`` (default: this one); None if unknown."""
     arch = _ARCHES.get(machine or platform.machine())
     if arch is None:
         return None
-    audit_arch, nr_socket, nr_io_uring_setup = arch
-    return [
-        (_LD_W_ABS, 0, 0, 4),                        # 0  A = seccomp_data.arch
-        (_JEQ_K, 1, 0, audit_arch),                  # 1  native ABI? -> 3
-        (_RET_K, 0, 0, _errno(errno.EPERM)),         # 2  foreign ABI: refuse everything
-        (_LD_W_ABS, 0, 0, 0),                        # 3  A = seccomp_data.nr
-        (_JGE_K, 0, 1, 0x40000000),                  # 4  x32 ABI? -> 5, else -> 6
-        (_RET_K, 0, 0, _errno(errno.EPERM)),         # 5
-        (_JEQ_K, 0, 1, nr_io_uring_setup),           # 6  io_uring_setup -> 7, else -> 8
-        (_RET_K, 0, 0, _errno(errno.ENOSYS)),        # 7
-        (_JEQ_K, 0, 3, nr_socket),                   # 8  socket -> 9, else -> 12
-        (_LD_W_ABS, 0, 0, 16),                       # 9  A = low 32 bits of args[0] (domain)
-        (_JEQ_K, 2, 0, _AF_INET),                    # 10 -> 13
-        (_JEQ_K, 1, 0, _AF_INET6),                   # 11 -> 13
-        (_RET_K, 0, 0, _ALLOW),                      # 12
-        (_RET_K, 0, 0, _errno(errno.EACCES)),        # 13
+    audit_arch, nr = arch
+    refused = [("io_uring_setup", errno.ENOSYS)]
+    if refuse_ipc:
+        refused += [(name, errno.EPERM) for name in IPC_CALLS]
+    lines: list[tuple | str] = [
+        (_LD_W_ABS, 0, 0, _OFF_ARCH),
+        (_JEQ_K, "native", 0, audit_arch),
+        (_RET_K, 0, 0, _errno(errno.EPERM)),          # a foreign ABI: refuse everything
+        "native",
+        (_LD_W_ABS, 0, 0, _OFF_NR),
+        (_JGE_K, 0, "numbered", _X32_BIT),
+        (_RET_K, 0, 0, _errno(errno.EPERM)),          # the x32 ABI
+        "numbered",
     ]
+    for name, code in refused:
+        lines += [(_JEQ_K, 0, f"after-{name}", nr[name]), (_RET_K, 0, 0, _errno(code)), f"after-{name}"]
+    lines += [(_JEQ_K, "family", 0, nr[name]) for name in SOCKET_CALLS]
+    lines += [(_RET_K, 0, 0, _ALLOW), "family", (_LD_W_ABS, 0, 0, _OFF_ARG0)]
+    lines += [(_JEQ_K, "allow", 0, int(family)) for family in ALLOWED_FAMILIES]
+    lines += [(_RET_K, 0, 0, _errno(errno.EACCES)), "allow", (_RET_K, 0, 0, _ALLOW)]
+    return _assemble(lines)
 
 
-def block_network() -> bool:
+def block_network(refuse_ipc: bool = False) -> bool:
     """Install the filter in this process (and all it starts later); False if this platform
     has no known filter or refuses it. Sets no_new_privs (needed without CAP_SYS_ADMIN)."""
-    insns = program()
+    insns = program(refuse_ipc=refuse_ipc)
     if insns is None:
         return False
     from autograder.sandbox.limits import libc

@@ -188,10 +188,9 @@ class Sandbox:
         if self.in_process:
             return "process", "benchmark: student code runs in the grader's own process"
         from autograder.sandbox import spawn
-        if spawn.chosen(self.config):
-            levels.requested(self.config.isolation)         # an unknown value is still an error
-            return "process", "workers are started without fork here (a fresh interpreter each)"
         try:
+            if spawn.chosen(self.config):                   # never silently weaker as root
+                return levels.spawned_level(self.config.isolation)
             return levels.resolve(self.config.isolation)
         except levels.IsolationUnavailable as exc:
             raise SandboxStartError(str(exc)) from None
