@@ -90,6 +90,7 @@ class Runner:
         self._live: set[subprocess.Popen] = set()
         self._lock = threading.Lock()
         self.stopping = False
+        self.pool = None              # warm graders (autograder.batching.pool.WarmPool), when used
         # One worker user per job slot: the process limit (RLIMIT_NPROC) counts per user, so
         # parallel graders sharing a user would eat into each other's limit.
         self._slots: queue.SimpleQueue[str] = queue.SimpleQueue()
@@ -154,6 +155,8 @@ class Runner:
         """Grade the staged copy in a ``grade`` subprocess in its own memory group:
         ``(exit code, output, timed out)``. Warm graders (:mod:`autograder.batching.pool`)
         replace this method."""
+        if self.pool is not None:
+            return self.pool.execute(entry, folder, results_path, worker_user, staged)
         group = self.memory.create(entry.key)
         command = self.memory.wrap(self.command(entry, results_path, worker_user, staged), group)
         proc = subprocess.Popen(command, cwd=folder,
@@ -192,6 +195,8 @@ class Runner:
         """Stop every running grader at once: SIGINT, then SIGKILL after ``KILL_GRACE``. Only
         signals and waits: the threads grading them still read their output."""
         self.stopping = True
+        if self.pool is not None:
+            self.pool.stop_all()
         with self._lock:
             live = list(self._live)
         for sig in (signal.SIGINT, signal.SIGKILL):
@@ -220,6 +225,8 @@ class Runner:
     def close(self) -> None:
         import shutil
 
+        if self.pool is not None:
+            self.pool.close()
         shutil.rmtree(self.stage_root, ignore_errors=True)
 
     def _read(self, row: Row, results_path: Path, code: int, log: bytes) -> Row:
@@ -334,7 +341,7 @@ def _last_line(log: bytes) -> str:
 def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.EXERCISES,
               *, jobs: int = 1, call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
               progress: bool | None = None, python: str | None = None,
-              job_memory_mb: int | None = None) -> tuple[list[Row], Discovery]:
+              job_memory_mb: int | None = None, warm: bool = True) -> tuple[list[Row], Discovery]:
     """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
     from tqdm import tqdm
 
@@ -348,6 +355,9 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
         else [str(Path(submissions).resolve())]
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
                     python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb)
+    if warm:
+        from autograder.batching.pool import WarmPool
+        runner.pool = WarmPool(runner)
     started = time.monotonic()
     settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
     rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
@@ -374,6 +384,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     except KeyboardInterrupt:
         runner.stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
+        runner.close()
         bar.close()
         raise
     pool.shutdown(wait=True)
@@ -436,6 +447,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="memory limit of one job (grader + worker) where memory cgroups are "
                              "available (default: the worker's 1024 MB + 1000 MB)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--cold", action="store_true",
+                        help="one `grade` subprocess per student instead of warm graders (slower start-up)")
 
 
 def command(args: argparse.Namespace) -> int:
@@ -446,7 +459,7 @@ def command(args: argparse.Namespace) -> int:
         rows, found = run_batch(Path(args.submissions), out, exercises, jobs=args.jobs,
                                 call_timeout=args.timeout, student_timeout=args.student_timeout,
                                 progress=False if args.no_progress else None,
-                                job_memory_mb=args.job_memory_mb)
+                                job_memory_mb=args.job_memory_mb, warm=not args.cold)
     except FileNotFoundError as exc:
         print(f"batch: {exc}", file=sys.stderr)
         return 2
