@@ -42,24 +42,16 @@ from pathlib import Path
 import autograder
 from autograder import contract, results
 from autograder import jobs as private_jobs
+from autograder.batching import resume
+from autograder.batching.discovery import (METADATA, Discovery, Entry, _gradescope,  # noqa: F401 - re-exported
+                                           _submitters, _unique_keys, discover, read_metadata)
 from autograder.sandbox.lifetime import BATCH_ENV
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
 
 KIT_ROOT = Path(autograder.__file__).resolve().parent.parent
-METADATA = "submission_metadata.yml"
 LOG_LIMIT = 64 * 1024
 KILL_GRACE = 5.0
 # Job slot k > 1 runs as the worker user f"{WORKER_USER}{k}" (WORKER_USER: sandbox/limits.py).
-
-
-@dataclass
-class Entry:
-    """One student's submission."""
-    student: str                  # display name (metadata name, else folder / zip name)
-    key: str                      # unique, file-system-safe: results/<key>/
-    path: Path
-    email: str = ""
-    sid: str = ""
 
 
 @dataclass
@@ -74,96 +66,6 @@ class Row:
     seconds: float = 0.0
     tests: list[dict] = field(default_factory=list)               # results.json "tests"
     isolation: str = ""           # the level the grader reported (results.json extra_data)
-
-
-@dataclass
-class Discovery:
-    entries: list[Entry]
-    ignored: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    gradescope: bool = False
-
-
-# --------------------------------------------------------------------------- discovery
-
-def discover(folder: Path) -> Discovery:
-    """The submissions in ``folder``: sub-folders and zips, or a Gradescope export."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder} is not a folder")
-    children = [c for c in sorted(folder.iterdir()) if not c.name.startswith((".", "__"))]
-    if not (folder / METADATA).is_file():                 # the export one level down?
-        inner = [c for c in children if c.is_dir() and (c / METADATA).is_file()]
-        if len(children) == 1 and inner:
-            return discover(inner[0])
-    if (folder / METADATA).is_file():
-        return _gradescope(folder, children)
-    found = Discovery(entries=[])
-    for child in children:
-        if child.is_dir() or (child.is_file() and child.suffix.lower() == ".zip"):
-            name = child.name if child.is_dir() else child.stem
-            found.entries.append(Entry(student=name, key=name, path=child))
-        else:
-            found.ignored.append(child.name)
-    _unique_keys(found.entries)
-    return found
-
-
-def _gradescope(folder: Path, children: list[Path]) -> Discovery:
-    found = Discovery(entries=[], gradescope=True)
-    metadata, note = read_metadata(folder / METADATA)
-    if note:
-        found.notes.append(note)
-    for child in children:
-        if child.name == METADATA:
-            continue
-        if not child.is_dir() or not child.name.startswith("submission_"):
-            found.ignored.append(child.name)
-            continue
-        people = _submitters(metadata.get(child.name))
-        names = " & ".join(p["name"] for p in people if p["name"])
-        found.entries.append(Entry(
-            student=names or child.name, key=child.name, path=child,
-            email="; ".join(p["email"] for p in people if p["email"]),
-            sid="; ".join(p["sid"] for p in people if p["sid"])))
-    _unique_keys(found.entries)
-    return found
-
-
-def read_metadata(path: Path) -> tuple[dict, str | None]:
-    """Gradescope's ``submission_metadata.yml`` as a dict (empty, with a note, without PyYAML)."""
-    try:
-        import yaml
-    except ImportError:
-        return {}, "PyYAML is not installed: students are named by their submission folders"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
-    except Exception as exc:  # noqa: BLE001 - a damaged file costs the names only
-        return {}, f"{path.name} could not be read ({type(exc).__name__}): folder names used"
-    return (data if isinstance(data, dict) else {}), None
-
-
-def _submitters(record) -> list[dict[str, str]]:
-    """``[{"name", "email", "sid"}]`` from one metadata record (keys with or without ':')."""
-    if not isinstance(record, dict):
-        return []
-    record = {str(k).lstrip(":"): v for k, v in record.items()}
-    people = record.get("submitters") or []
-    out = []
-    for person in people if isinstance(people, list) else []:
-        if isinstance(person, dict):
-            person = {str(k).lstrip(":"): v for k, v in person.items()}
-            out.append({k: str(person.get(k) or "").strip() for k in ("name", "email", "sid")})
-    return out
-
-
-def _unique_keys(entries: list[Entry]) -> None:
-    seen: dict[str, int] = {}
-    for e in entries:
-        base = re.sub(r"[^A-Za-z0-9._@+-]+", "_", e.key).strip("._") or "student"
-        n = seen.get(base.lower(), 0)
-        seen[base.lower()] = n + 1
-        e.key = base if n == 0 else f"{base}_{n + 1}"
 
 
 # --------------------------------------------------------------------------- grading one
@@ -188,6 +90,7 @@ class Runner:
         self._live: set[subprocess.Popen] = set()
         self._lock = threading.Lock()
         self.stopping = False
+        self.pool = None              # warm graders (autograder.batching.pool.WarmPool), when used
         # One worker user per job slot: the process limit (RLIMIT_NPROC) counts per user, so
         # parallel graders sharing a user would eat into each other's limit.
         self._slots: queue.SimpleQueue[str] = queue.SimpleQueue()
@@ -229,8 +132,32 @@ class Runner:
             staged = self.stage(entry)
         except (private_jobs.StagingError, OSError) as exc:
             return self._zero(row, results_path, "error", f"not graded: {exc}")
-        group = self.memory.create(entry.key)
         worker_user = self._slots.get()
+        try:
+            code, log, timed_out = self.execute(entry, folder, results_path, worker_user, staged)
+        finally:
+            self._slots.put(worker_user)
+            self.unstage(entry, None)
+        row.seconds = time.monotonic() - started
+        (folder / "grade.log").write_bytes(_tail(log or b"", LOG_LIMIT))
+        if timed_out:
+            why = f"grading took longer than {self.student_timeout:g} s and was stopped"
+            data = _load_results(results_path)
+            if data and data.get("tests"):
+                return self._partial(row, data, "timeout", why)
+            return self._zero(row, results_path, "timeout", why)
+        if self.stopping and code != 0:
+            return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
+        return self._read(row, results_path, code, log or b"")
+
+    def execute(self, entry: Entry, folder: Path, results_path: Path, worker_user: str,
+                staged: Path) -> tuple[int, bytes, bool]:
+        """Grade the staged copy in a ``grade`` subprocess in its own memory group:
+        ``(exit code, output, timed out)``. Warm graders (:mod:`autograder.batching.pool`)
+        replace this method."""
+        if self.pool is not None:
+            return self.pool.execute(entry, folder, results_path, worker_user, staged)
+        group = self.memory.create(entry.key)
         command = self.memory.wrap(self.command(entry, results_path, worker_user, staged), group)
         proc = subprocess.Popen(command, cwd=folder,
                                 env=self.environment(), stdin=subprocess.DEVNULL,
@@ -247,19 +174,8 @@ class Runner:
         finally:
             with self._lock:
                 self._live.discard(proc)
-            self._slots.put(worker_user)
-            self.unstage(entry, group)
-        row.seconds = time.monotonic() - started
-        (folder / "grade.log").write_bytes(_tail(log or b"", LOG_LIMIT))
-        if timed_out:
-            why = f"grading took longer than {self.student_timeout:g} s and was stopped"
-            data = _load_results(results_path)
-            if data and data.get("tests"):
-                return self._partial(row, data, "timeout", why)
-            return self._zero(row, results_path, "timeout", why)
-        if self.stopping and proc.returncode != 0:
-            return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
-        return self._read(row, results_path, proc.returncode, log or b"")
+            self.memory.remove(group)
+        return proc.returncode, log or b"", timed_out
 
     def _stop(self, proc: subprocess.Popen) -> bytes:
         """SIGINT first (the grader's clean-up kills its worker), then SIGKILL."""
@@ -279,6 +195,8 @@ class Runner:
         """Stop every running grader at once: SIGINT, then SIGKILL after ``KILL_GRACE``. Only
         signals and waits: the threads grading them still read their output."""
         self.stopping = True
+        if self.pool is not None:
+            self.pool.stop_all()
         with self._lock:
             live = list(self._live)
         for sig in (signal.SIGINT, signal.SIGKILL):
@@ -307,6 +225,8 @@ class Runner:
     def close(self) -> None:
         import shutil
 
+        if self.pool is not None:
+            self.pool.close()
         shutil.rmtree(self.stage_root, ignore_errors=True)
 
     def _read(self, row: Row, results_path: Path, code: int, log: bytes) -> Row:
@@ -421,7 +341,7 @@ def _last_line(log: bytes) -> str:
 def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.EXERCISES,
               *, jobs: int = 1, call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
               progress: bool | None = None, python: str | None = None,
-              job_memory_mb: int | None = None) -> tuple[list[Row], Discovery]:
+              job_memory_mb: int | None = None, warm: bool = True) -> tuple[list[Row], Discovery]:
     """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
     from tqdm import tqdm
 
@@ -435,13 +355,20 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
         else [str(Path(submissions).resolve())]
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
                     python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb)
+    if warm:
+        from autograder.batching.pool import WarmPool
+        runner.pool = WarmPool(runner)
     started = time.monotonic()
-    rows: dict[str, Row] = {}
-    bar = tqdm(total=len(found.entries), desc="grading", unit="submission", dynamic_ncols=True,
+    settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
+    rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
+    run_id = f"{os.getpid()}-{time.time():.0f}"
+    if rows:
+        print(f"batch: kept {len(rows)} results from an earlier run; grading {len(todo)}", file=sys.stderr)
+    bar = tqdm(total=len(found.entries), initial=len(rows), desc="grading", unit="submission", dynamic_ncols=True,
                disable=(not progress) if progress is not None else None, file=sys.stderr)
     pool = ThreadPoolExecutor(max_workers=max(1, int(jobs)))
     try:
-        futures = {pool.submit(runner.grade, e): e for e in found.entries}
+        futures = {pool.submit(runner.grade, e): e for e in todo}
         for future in as_completed(futures):
             entry = futures[future]
             try:
@@ -450,12 +377,14 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                 row = runner._zero(Row(entry=entry), out_dir / "results" / entry.key / "results.json",
                                    "error", f"the batch could not run the grader: {exc}")
             rows[entry.key] = row
+            resume.record(out_dir / "results" / entry.key, keys.get(entry.key), row, run_id)
             name = results.one_line(entry.student, 24)
             bar.set_postfix_str(f"{name}: {row.total:g}" if row.status == "ok" else f"{name}: {row.status}")
             bar.update(1)
     except KeyboardInterrupt:
         runner.stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
+        runner.close()
         bar.close()
         raise
     pool.shutdown(wait=True)
@@ -518,6 +447,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="memory limit of one job (grader + worker) where memory cgroups are "
                              "available (default: the worker's 1024 MB + 1000 MB)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--cold", action="store_true",
+                        help="one `grade` subprocess per student instead of warm graders (slower start-up)")
 
 
 def command(args: argparse.Namespace) -> int:
@@ -528,7 +459,7 @@ def command(args: argparse.Namespace) -> int:
         rows, found = run_batch(Path(args.submissions), out, exercises, jobs=args.jobs,
                                 call_timeout=args.timeout, student_timeout=args.student_timeout,
                                 progress=False if args.no_progress else None,
-                                job_memory_mb=args.job_memory_mb)
+                                job_memory_mb=args.job_memory_mb, warm=not args.cold)
     except FileNotFoundError as exc:
         print(f"batch: {exc}", file=sys.stderr)
         return 2

@@ -1,6 +1,7 @@
-"""Benchmark batch grading: throughput with 1 and 2 parallel jobs.
+"""Benchmark batch grading: throughput with 1 and 2 parallel jobs, cold and warm graders.
 
-    .venv/bin/python bench/bench_batch.py [--count 40] [--jobs 1 2] [--exercises ex1,...]
+    .venv/bin/python bench/bench_batch.py [--count 40] [--jobs 1 2] [--modes cold warm]
+                                          [--repeat 3] [--exercises ex1,...]
 
 Builds ``--count`` submissions mixing what a class hands in: the model solutions, the
 untouched stubs, and solutions with one exercise replaced by a known mistake from
@@ -9,8 +10,10 @@ untouched stubs, and solutions with one exercise replaced by a known mistake fro
 throughput (submissions per minute), speed-up over the first ``--jobs`` value, the mean time
 per submission, and whether every run gave the same totals.
 
-Each submission is graded in its own ``python -m autograder grade`` subprocess, so the
-numbers include interpreter and torch start-up (~2 s per submission). On a shared machine
+``cold``: each submission in its own ``python -m autograder grade`` subprocess (interpreter
+and torch start-up, ~2 s per submission); ``warm``: warm graders (``autograder.batching``),
+one per job, forking a grader per submission. Each (mode, jobs) runs ``--repeat`` times; the
+median wall time is reported. On a shared machine
 the speed-up is bounded by the cores that are actually free: note the load average printed.
 """
 from __future__ import annotations
@@ -79,6 +82,8 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--exercises", default=None, help="comma list (default: all five)")
     parser.add_argument("--student-timeout", type=float, default=600.0)
+    parser.add_argument("--modes", nargs="+", default=["cold", "warm"], choices=["cold", "warm"])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per (mode, jobs); the median is reported")
     args = parser.parse_args()
     exercises = contract.select(args.exercises)
 
@@ -90,21 +95,27 @@ def main() -> int:
               f"exercises {','.join(ex.id for ex in exercises)}; {os.cpu_count()} CPUs, "
               f"load average {os.getloadavg()[0]:.2f} at start")
         runs = []
-        for jobs in args.jobs:
-            started = time.monotonic()
-            rows, _ = batch.run_batch(subs, Path(tmp) / f"out{jobs}" / "grades.csv", exercises,
-                                      jobs=jobs, student_timeout=args.student_timeout, progress=None)
-            wall = time.monotonic() - started
-            totals = {r.entry.key: r.total for r in rows}
-            problems = sum(r.status not in ("ok", "no files") for r in rows)
-            runs.append((jobs, wall, totals, statistics.fmean(r.seconds for r in rows), problems,
-                         os.getloadavg()[0]))
+        for mode in args.modes:
+            for jobs in args.jobs:
+                walls, first = [], None
+                for rep in range(args.repeat):
+                    started = time.monotonic()
+                    rows, _ = batch.run_batch(subs, Path(tmp) / f"out-{mode}-{jobs}-{rep}" / "grades.csv",
+                                              exercises, jobs=jobs, student_timeout=args.student_timeout,
+                                              progress=None, warm=mode == "warm")
+                    walls.append(time.monotonic() - started)
+                    first = first or rows
+                rows = first
+                totals = {r.entry.key: r.total for r in rows}
+                problems = sum(r.status not in ("ok", "no files") for r in rows)
+                runs.append((f"{mode} {jobs}", statistics.median(walls), totals,
+                             statistics.fmean(r.seconds for r in rows), problems, os.getloadavg()[0]))
 
     base = runs[0][1]
-    print(f"\n{'jobs':>4} {'wall s':>8} {'subs/min':>9} {'speed-up':>9} {'s/sub (each)':>13} "
+    print(f"\n{'mode jobs':>9} {'wall s':>8} {'subs/min':>9} {'speed-up':>9} {'s/sub (each)':>13} "
           f"{'problems':>9} {'load':>6}")
     for jobs, wall, _, mean_each, problems, load in runs:
-        print(f"{jobs:>4} {wall:>8.1f} {len(runs[0][2]) / wall * 60:>9.1f} {base / wall:>8.2f}x "
+        print(f"{jobs:>9} {wall:>8.1f} {len(runs[0][2]) / wall * 60:>9.1f} {base / wall:>8.2f}x "
               f"{mean_each:>13.1f} {problems:>9} {load:>6.2f}")
     same = all(r[2] == runs[0][2] for r in runs)
     print(f"\ntotals identical across runs: {'yes' if same else 'NO'}")

@@ -133,8 +133,8 @@ def test_a_crashing_grader_is_a_zero_row(tmp_path):
     fake.write_text("#!/bin/sh\necho 'Traceback: something broke' >&2\nexit 3\n")
     fake.chmod(0o755)
     (tmp_path / "subs" / "eve").mkdir(parents=True)
-    rows, _ = batch.run_batch(tmp_path / "subs", tmp_path / "grades.csv", EX1, jobs=1,
-                              progress=False, python=str(fake))
+    rows, _ = batch.run_batch(tmp_path / "subs", tmp_path / "grades.csv", EX1, jobs=1,   # a fake `grade`:
+                              progress=False, python=str(fake), warm=False)          # the cold path
     (row,) = rows
     assert (row.status, row.total) == ("error", 0.0)
     assert "exited with code 3" in row.reason and "something broke" in row.reason
@@ -169,8 +169,8 @@ def test_parallel_jobs_run_as_different_worker_users(tmp_path, monkeypatch):
         (tmp_path / "subs" / name).mkdir(parents=True)
     log = tmp_path / "users.log"
     monkeypatch.setenv("LOG", str(log))
-    batch.run_batch(tmp_path / "subs", tmp_path / "grades.csv", EX1, jobs=2,
-                    progress=False, python=str(fake))
+    batch.run_batch(tmp_path / "subs", tmp_path / "grades.csv", EX1, jobs=2,      # a fake `grade`:
+                    progress=False, python=str(fake), warm=False)                 # the cold path
     running: set[str] = set()
     for line in log.read_text().splitlines():
         user, event = line.split()

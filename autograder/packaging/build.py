@@ -69,6 +69,8 @@ EXPORTS: list[ExportStep] = [
                "dist/release.zip (the student release: assignments/ only)"),
     ExportStep("gradescope", "autograder.packaging.gradescope:export",
                "dist/autograder.zip (setup.sh and run_autograder at the root)"),
+    ExportStep("wheel", "autograder.packaging.wheel:export",
+               "dist/attention_autograder-<version>-py3-none-any.whl (the kit for grading machines)"),
     ExportStep("nbgrader", "autograder.interop.nbgrader:export", "dist/nbgrader/ (nbgrader course folder)"),
     ExportStep("otter", "autograder.interop.otter:export",
                "dist/otter/<exercise>/ (one otter assignment per exercise; zip by `otter generate`)"),

@@ -1,0 +1,111 @@
+"""Which submissions a class folder holds (``batch``): one sub-folder or ``.zip`` per student, or
+Gradescope's "Export Submissions" folder (``submission_metadata.yml`` plus one
+``submission_<id>/`` folder per submission; names and emails from the metadata when PyYAML is
+installed, else the folder names). Moved out of :mod:`autograder.batch` unchanged."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+METADATA = "submission_metadata.yml"
+
+
+@dataclass
+class Entry:
+    """One student's submission."""
+    student: str                  # display name (metadata name, else folder / zip name)
+    key: str                      # unique, file-system-safe: results/<key>/
+    path: Path
+    email: str = ""
+    sid: str = ""
+
+
+@dataclass
+class Discovery:
+    entries: list[Entry]
+    ignored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    gradescope: bool = False
+
+
+# --------------------------------------------------------------------------- discovery
+
+def discover(folder: Path) -> Discovery:
+    """The submissions in ``folder``: sub-folders and zips, or a Gradescope export."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is not a folder")
+    children = [c for c in sorted(folder.iterdir()) if not c.name.startswith((".", "__"))]
+    if not (folder / METADATA).is_file():                 # the export one level down?
+        inner = [c for c in children if c.is_dir() and (c / METADATA).is_file()]
+        if len(children) == 1 and inner:
+            return discover(inner[0])
+    if (folder / METADATA).is_file():
+        return _gradescope(folder, children)
+    found = Discovery(entries=[])
+    for child in children:
+        if child.is_dir() or (child.is_file() and child.suffix.lower() == ".zip"):
+            name = child.name if child.is_dir() else child.stem
+            found.entries.append(Entry(student=name, key=name, path=child))
+        else:
+            found.ignored.append(child.name)
+    _unique_keys(found.entries)
+    return found
+
+
+def _gradescope(folder: Path, children: list[Path]) -> Discovery:
+    found = Discovery(entries=[], gradescope=True)
+    metadata, note = read_metadata(folder / METADATA)
+    if note:
+        found.notes.append(note)
+    for child in children:
+        if child.name == METADATA:
+            continue
+        if not child.is_dir() or not child.name.startswith("submission_"):
+            found.ignored.append(child.name)
+            continue
+        people = _submitters(metadata.get(child.name))
+        names = " & ".join(p["name"] for p in people if p["name"])
+        found.entries.append(Entry(
+            student=names or child.name, key=child.name, path=child,
+            email="; ".join(p["email"] for p in people if p["email"]),
+            sid="; ".join(p["sid"] for p in people if p["sid"])))
+    _unique_keys(found.entries)
+    return found
+
+
+def read_metadata(path: Path) -> tuple[dict, str | None]:
+    """Gradescope's ``submission_metadata.yml`` as a dict (empty, with a note, without PyYAML)."""
+    try:
+        import yaml
+    except ImportError:
+        return {}, "PyYAML is not installed: students are named by their submission folders"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+    except Exception as exc:  # noqa: BLE001 - a damaged file costs the names only
+        return {}, f"{path.name} could not be read ({type(exc).__name__}): folder names used"
+    return (data if isinstance(data, dict) else {}), None
+
+
+def _submitters(record) -> list[dict[str, str]]:
+    """``[{"name", "email", "sid"}]`` from one metadata record (keys with or without ':')."""
+    if not isinstance(record, dict):
+        return []
+    record = {str(k).lstrip(":"): v for k, v in record.items()}
+    people = record.get("submitters") or []
+    out = []
+    for person in people if isinstance(people, list) else []:
+        if isinstance(person, dict):
+            person = {str(k).lstrip(":"): v for k, v in person.items()}
+            out.append({k: str(person.get(k) or "").strip() for k in ("name", "email", "sid")})
+    return out
+
+
+def _unique_keys(entries: list[Entry]) -> None:
+    seen: dict[str, int] = {}
+    for e in entries:
+        base = re.sub(r"[^A-Za-z0-9._@+-]+", "_", e.key).strip("._") or "student"
+        n = seen.get(base.lower(), 0)
+        seen[base.lower()] = n + 1
+        e.key = base if n == 0 else f"{base}_{n + 1}"
