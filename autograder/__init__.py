@@ -18,4 +18,12 @@ Layout (docs/ARCHITECTURE.md places every module):
     interop/           nbgrader and otter exports, and the adapter they call
 """
 
+from pathlib import Path as _Path
+
 __version__ = "0.1.0"
+PACKAGE_DIR = _Path(__file__).resolve().parent      # this copy of the kit's package
+
+
+def repo_root() -> _Path:
+    """The folder that holds this copy of the kit (a checkout, an unpacked zip, site-packages)."""
+    return PACKAGE_DIR.parent

@@ -48,7 +48,7 @@ from autograder.batching.discovery import (METADATA, Discovery, Entry, _gradesco
 from autograder.sandbox.lifetime import BATCH_ENV
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
 
-KIT_ROOT = Path(autograder.__file__).resolve().parent.parent
+KIT_ROOT = autograder.repo_root()
 LOG_LIMIT = 64 * 1024
 KILL_GRACE = 5.0
 # Job slot k > 1 runs as the worker user f"{WORKER_USER}{k}" (WORKER_USER: sandbox/limits.py).
@@ -266,7 +266,7 @@ class Runner:
         if len(absent) == len(self.exercises) and not by_status.get(results.REFUSED):
             row.status, row.reason = "no files", "none of the graded files was found in the submission"
             return
-        row.reason = "; ".join(f"{STATUS_NOTES.get(status, status)}: {', '.join(ids)}"
+        row.reason = "; ".join(f"{results.status_note(status)}: {', '.join(ids)}"
                                for status, ids in by_status.items())
 
     def _partial(self, row: Row, data: dict, status: str, reason: str) -> Row:
@@ -287,11 +287,6 @@ class Runner:
             f"This submission could not be graded automatically ({reason}). Course staff will "
             "look at it."))
         return row
-
-
-STATUS_NOTES = {results.MISSING: "not found", results.REFUSED: "refused",
-                results.SYNTAX_ERROR: "syntax error", results.IMPORT_ERROR: "could not be imported",
-                results.CRASHED: "crashed", results.OUT_OF_TIME: "out of time"}
 
 
 def _load_results(path: Path) -> dict | None:

@@ -26,13 +26,14 @@ from typing import Callable
 
 import pytest                                    # before any student code runs (see above)
 
+import autograder
 from autograder import budget, contract, intake, results
 from autograder.plugin import GradingPlugin
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig
 from autograder.sandbox import forkserver as zygote
 from autograder.sandbox import levels
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = autograder.PACKAGE_DIR
 SUITES_DIR = PACKAGE_DIR / "suites"
 
 
@@ -60,7 +61,7 @@ def kit_folders() -> list[str]:
         folders.add(str(Path(reference.__file__).resolve().parent))
     except ImportError:
         pass
-    root = PACKAGE_DIR.parent
+    root = autograder.repo_root()
     for name in ("solutions", "tests", "reference", "assignments", "dist", ".git"):
         if (root / name).exists():
             folders.add(str(root / name))
@@ -321,11 +322,6 @@ def describe_level(level: str) -> str:
 
 # --------------------------------------------------------------------------- summary
 
-STATUS_LABELS = {results.MISSING: "missing", results.REFUSED: "refused", results.SYNTAX_ERROR: "syntax error",
-                 results.IMPORT_ERROR: "import error", results.CRASHED: "crashed",
-                 results.OUT_OF_TIME: "out of time"}
-
-
 def summary(outcome: results.Results, submission: intake.Submission) -> str:
     """The student-facing summary. Every submission-derived string is made safe first
     (:func:`results.one_line`, :func:`results.indented`): no line of it is the student's."""
@@ -337,7 +333,7 @@ def summary(outcome: results.Results, submission: intake.Submission) -> str:
         title = found.exercise.title if found else ex_outcome.exercise
         line = f"{ex_outcome.exercise} {title}: {ex_outcome.score:g} / {ex_outcome.max_score:g}"
         if ex_outcome.status != results.GRADED:
-            line += f" [{STATUS_LABELS.get(ex_outcome.status, ex_outcome.status)}]"
+            line += f" [{results.status_label(ex_outcome.status)}]"
         if ex_outcome.message:
             line += "\n" + results.indented(ex_outcome.message)
         for note in (found.notes if found else []):

@@ -23,6 +23,23 @@ SCORE_DECIMALS = 4                 # every score the kit writes is a multiple of
 GRADED, MISSING, SYNTAX_ERROR, IMPORT_ERROR = "graded", "missing", "syntax_error", "import_error"
 CRASHED, OUT_OF_TIME, REFUSED = "crashed", "out_of_time", "refused"
 STATUSES = (GRADED, MISSING, SYNTAX_ERROR, IMPORT_ERROR, CRASHED, OUT_OF_TIME, REFUSED)
+# How each status reads: (the summary's "[label]", the gradebook's "note: ex1, ex3" wording).
+# The one table of status words; every front end takes its wording from here.
+STATUS_WORDS: dict[str, tuple[str, str]] = {
+    MISSING: ("missing", "not found"), REFUSED: ("refused", "refused"),
+    SYNTAX_ERROR: ("syntax error", "syntax error"), IMPORT_ERROR: ("import error", "could not be imported"),
+    CRASHED: ("crashed", "crashed"), OUT_OF_TIME: ("out of time", "out of time"),
+}
+
+
+def status_label(status: str) -> str:
+    """The summary's short label for an exercise status ("syntax error")."""
+    return STATUS_WORDS.get(status, (status, status))[0]
+
+
+def status_note(status: str) -> str:
+    """The gradebook's wording for an exercise status ("could not be imported")."""
+    return STATUS_WORDS.get(status, (status, status))[1]
 NOT_LOADED = (MISSING, SYNTAX_ERROR, IMPORT_ERROR, REFUSED)      # the file never ran
 
 

@@ -8,17 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import autograder
+from autograder import repo_root  # noqa: F401  (the one definition; release re-exports it)
 from autograder.contract import Exercise
 
 
 class ReleaseError(RuntimeError):
     """The release cannot be generated (missing source, bad markers, leaked solution)."""
-
-
-def repo_root() -> Path:
-    """The repository that holds this copy of the kit."""
-    return Path(autograder.__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------------------ data

@@ -31,7 +31,7 @@ WATCHED = frozenset({
 })
 KIT_PREFIX = "autograder"          # importing the kit by name from a student file
 MAX_RECORDS = 20
-_KIT_DIR = str(Path(__file__).resolve().parents[1])
+_KIT_DIR = str(Path(__file__).resolve().parents[1])      # the autograder package (no kit import here)
 
 
 class ReachInWatch:
