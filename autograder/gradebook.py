@@ -5,7 +5,7 @@
   ``error``; a row that is not ``ok`` keeps only the exercises graded before the grader stopped
   (often none) and ``reason`` says why. Every cell that comes from a submission (names, folder
   names, reasons) is one line: line breaks and control characters are shown as escapes; a
-  folder name that is not UTF-8 shows each undecodable byte as ``\xNN`` and a backslash as
+  folder name that is not UTF-8 shows each undecodable byte as ``\\xNN`` and a backslash as
   ``\\`` (reversible: :func:`autograder.textsafe.name_bytes`).
 * ``summary.md``: score statistics, submissions that need a human, per-test pass rates
   (hardest first) and the most common misconceptions (the ``Likely cause: …`` lines of the

@@ -232,8 +232,8 @@ def test_cli_u0001_messages_in_every_test_stay_under_a_megabyte(tmp_path):
         (sub / ex.filename).write_text(RAISER.replace("@MESSAGE@", "'\\x01' * 200_000"))
     data = _grade(sub, tmp_path)
     assert len(data["tests"]) > 100
-    assert all(t["output"].startswith(("your code raised ValueError", "the ")) or t["status"] == "passed"
-               for t in data["tests"]), [t["output"][:60] for t in data["tests"]][:5]
+    verdicts = [t["output"].split("\n")[0] for t in data["tests"] if t["status"] == "failed"]
+    assert all(verdicts) and sum("raised ValueError: \\x01" in v for v in verdicts) > 100
 
 
 @root_only
