@@ -4,8 +4,9 @@ Input: one sub-folder or ``.zip`` per student, or Gradescope's "Export Submissio
 (``submission_metadata.yml`` plus one ``submission_<id>/`` folder per submission; names and
 emails come from the metadata when PyYAML is installed, else the folder names are used).
 
-Each student is graded by ``python -m autograder grade <submission> --results
-<out>/results/<student>/results.json`` in its own subprocess (own session), so a broken or
+Each student is graded by ``python -m autograder grade --job <stage>/<job key>.json`` (the
+paths, ``<out>/results/<student>/results.json`` among them, are in that root-owned 0600 file:
+no student name in any command line) in its own subprocess (own session), so a broken or
 hostile submission can never stop the batch: a grader that exits with an error, writes no
 results or runs past ``--student-timeout`` becomes a zero row with the reason, and its
 ``results.json`` says so. ``--jobs N`` subprocesses run at once, with a progress bar.
@@ -13,9 +14,9 @@ results or runs past ``--student-timeout`` becomes a zero row with the reason, a
 Neighbours (:mod:`autograder.jobs`): each job grades a private copy of its submission (a
 root-owned 0700 folder, copied without following links, size-capped); the class folder and
 the output folder are hidden from the worker (namespaces level); at the user level the batch
-checks whether the worker users can read the class folder and says so in the summary (the
-folder is the TA's: its permissions are never changed); at the process level (not root) they
-can. Each job runs in its own memory cgroup where the machine has one (one submission's memory
+closes the class and output folders to group and others for the batch's duration and puts their
+exact modes back when it ends (:class:`autograder.jobs.KeptModes`; the summary says so); at the
+process level (not root) they can. Each job runs in its own memory cgroup where the machine has one (one submission's memory
 use cannot get another's worker killed), else each worker's memory limit is a share of what is
 available.
 
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import autograder
-from autograder import contract, results
+from autograder import contract, results, textsafe
 from autograder import jobs as private_jobs
 from autograder.batching import resume
 from autograder.batching.discovery import (METADATA, Discovery, Entry, _gradescope,  # noqa: F401 - re-exported
@@ -76,7 +77,8 @@ class Runner:
     def __init__(self, out_dir: Path, exercises: tuple[contract.Exercise, ...], *,
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
                  python: str | None = None, jobs: int = 1, hide: list[str] | None = None,
-                 memory_mb: int = 1024, job_memory_mb: int | None = None):
+                 memory_mb: int = 1024, job_memory_mb: int | None = None, isolation: str | None = None):
+        self.isolation = isolation if isolation not in (None, "auto") else None
         self.out_dir = Path(out_dir).resolve()
         self.hide = list(hide or []) + [str(self.out_dir)]
         self.stage_root = private_jobs.private_folder()
@@ -97,13 +99,12 @@ class Runner:
         for slot in range(max(1, int(jobs))):
             self._slots.put(WORKER_USER if slot == 0 else f"{WORKER_USER}{slot + 1}")
 
-    def command(self, entry: Entry, results_path: Path, worker_user: str = WORKER_USER,
-                submission: Path | None = None) -> list[str]:
-        cmd = [self.python, "-m", "autograder", "grade", str(submission or entry.path.resolve()),
-               "--results", str(results_path), "--timeout", f"{self.call_timeout:g}",
+    def command(self, job: Path, worker_user: str = WORKER_USER) -> list[str]:
+        """The grader's command line: an opaque job file (the paths are inside it), so no
+        classmate's worker can read a name in ``/proc/*/cmdline``."""
+        cmd = [self.python, "-m", "autograder", "grade", "--job", str(job), "--timeout", f"{self.call_timeout:g}",
                "--worker-user", worker_user, "--memory-mb", str(self.memory_mb)]
-        for path in self.hide:
-            cmd += ["--hide", path]
+        cmd += ["--isolation", self.isolation] if self.isolation else []
         if tuple(self.exercises) != contract.EXERCISES:
             cmd += ["--exercises", ",".join(ex.id for ex in self.exercises)]
         return cmd
@@ -128,16 +129,18 @@ class Runner:
         row = Row(entry=entry)
         if self.stopping:
             return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
+        key = private_jobs.job_key()                  # opaque: all a neighbour could see of this job
         try:
-            staged = self.stage(entry)
+            job = private_jobs.write_job(self.stage_root, key, self.stage(entry, key), results_path, self.hide)
         except (private_jobs.StagingError, OSError) as exc:
-            return self._zero(row, results_path, "error", f"not graded: {exc}")
+            self.unstage(key, None)
+            return self._zero(row, results_path, "error", f"not graded: {results.one_line(exc)}")
         worker_user = self._slots.get()
         try:
-            code, log, timed_out = self.execute(entry, folder, results_path, worker_user, staged)
+            code, log, timed_out = self.execute(key, job, worker_user)
         finally:
             self._slots.put(worker_user)
-            self.unstage(entry, None)
+            self.unstage(key, None)
         row.seconds = time.monotonic() - started
         (folder / "grade.log").write_bytes(_tail(log or b"", LOG_LIMIT))
         if timed_out:
@@ -150,16 +153,15 @@ class Runner:
             return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
         return self._read(row, results_path, code, log or b"")
 
-    def execute(self, entry: Entry, folder: Path, results_path: Path, worker_user: str,
-                staged: Path) -> tuple[int, bytes, bool]:
-        """Grade the staged copy in a ``grade`` subprocess in its own memory group:
-        ``(exit code, output, timed out)``. Warm graders (:mod:`autograder.batching.pool`)
-        replace this method."""
+    def execute(self, key: str, job: Path, worker_user: str) -> tuple[int, bytes, bool]:
+        """Grade job ``key`` (its job file ``job``) in a ``grade`` subprocess in its own memory
+        group: ``(exit code, output, timed out)``; with warm graders
+        (:mod:`autograder.batching.pool`), in the slot's warm grader instead."""
         if self.pool is not None:
-            return self.pool.execute(entry, folder, results_path, worker_user, staged)
-        group = self.memory.create(entry.key)
-        command = self.memory.wrap(self.command(entry, results_path, worker_user, staged), group)
-        proc = subprocess.Popen(command, cwd=folder,
+            return self.pool.execute(key, job, worker_user)
+        group = self.memory.create(key)
+        command = self.memory.wrap(self.command(job, worker_user), group)
+        proc = subprocess.Popen(command, cwd=self.stage_root / key,
                                 env=self.environment(), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -209,17 +211,18 @@ class Runner:
             if not live:
                 return
 
-    def stage(self, entry: Entry) -> Path:
-        """The private copy this job grades: ``<stage root>/<key>/`` (a folder's contents) or
-        ``<stage root>/<key>/<name>.zip``."""
-        dest = self.stage_root / entry.key
-        private_jobs.stage_copy(entry.path, dest)
-        return dest if entry.path.is_dir() and not entry.path.is_symlink() else dest / entry.path.name
+    def stage(self, entry: Entry, key: str) -> Path:
+        """The private copy this job grades: ``<stage root>/<job key>/`` (a folder's contents)
+        or ``<stage root>/<job key>/submission.zip`` (no student name in either)."""
+        dest = self.stage_root / key
+        private_jobs.stage_copy(entry.path, dest, "submission.zip")
+        return dest if entry.path.is_dir() and not entry.path.is_symlink() else dest / "submission.zip"
 
-    def unstage(self, entry: Entry, group: Path | None) -> None:
+    def unstage(self, key: str, group: Path | None) -> None:
         import shutil
 
-        shutil.rmtree(self.stage_root / entry.key, ignore_errors=True)
+        shutil.rmtree(self.stage_root / key, ignore_errors=True)
+        (self.stage_root / f"{key}.json").unlink(missing_ok=True)
         self.memory.remove(group)
 
     def close(self) -> None:
@@ -336,7 +339,8 @@ def _last_line(log: bytes) -> str:
 def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.EXERCISES,
               *, jobs: int = 1, call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
               progress: bool | None = None, python: str | None = None,
-              job_memory_mb: int | None = None, warm: bool = True) -> tuple[list[Row], Discovery]:
+              job_memory_mb: int | None = None, isolation: str | None = None,
+              warm: bool = True) -> tuple[list[Row], Discovery]:
     """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
     from tqdm import tqdm
 
@@ -349,10 +353,12 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     hide = [str(Path(submissions).resolve()), str(found.entries[0].path.parent.resolve())] if found.entries \
         else [str(Path(submissions).resolve())]
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
-                    python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb)
+                    python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb,
+                    isolation=isolation)
     if warm:
         from autograder.batching.pool import WarmPool
         runner.pool = WarmPool(runner)
+    kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
     started = time.monotonic()
     settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
     rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
@@ -382,44 +388,20 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
         runner.close()
         bar.close()
         raise
+    finally:
+        kept.restore()                              # the class and output folders' own modes back
     pool.shutdown(wait=True)
     bar.close()
     runner.close()
     ordered = [rows[e.key] for e in found.entries]
-    found.notes += neighbour_notes(ordered, Path(submissions).resolve(), runner)
+    found.notes += private_jobs.neighbour_notes({r.isolation for r in ordered if r.isolation},
+                                                Path(submissions).resolve(), kept, runner.memory,
+                                                runner.memory_mb, WORKER_USER)
     elapsed = time.monotonic() - started
     gradebook.write_csv(out_csv, ordered, exercises)
     gradebook.write_summary(out_dir, ordered, exercises, found=found, elapsed=elapsed, jobs=jobs,
                             csv_name=out_csv.name)
     return ordered, found
-
-
-def neighbour_notes(rows: list[Row], submissions: Path, runner: Runner) -> list[str]:
-    """What student code could see of other submissions, and how memory was shared, by level."""
-    levels = sorted({r.isolation for r in rows if r.isolation})
-    notes = []
-    if "process" in levels:
-        notes.append("neighbours READABLE: graded at the process level (not root), student code runs "
-                     f"as your own user and can read the other submissions in {submissions}")
-    if "user" in levels:
-        readable = private_jobs.readable_by(WORKER_USER, [submissions])   # every slot's user alike
-        if readable:
-            notes.append("neighbours READABLE: at the user level the worker users can read "
-                         f"{', '.join(readable)} (your folder: the kit does not change its permissions; "
-                         "make it unreadable to other users, e.g. chmod 700 on it, to close this)")
-        else:
-            notes.append(f"neighbours not readable: at the user level the worker users cannot read {submissions} "
-                         "(checked)")
-    if "namespaces" in levels:
-        notes.append(f"neighbours hidden: {submissions} and the output folder are hidden from every worker "
-                     "(namespaces level); each job grades a private copy")
-    if runner.memory.kind:
-        notes.append(f"memory: each job in its own {runner.memory.kind} memory group of "
-                     f"{runner.memory.limit_mb} MB")
-    else:
-        notes.append(f"memory: no memory cgroup available; each worker may allocate {runner.memory_mb} MB "
-                     "(the available memory shared between the jobs)")
-    return notes
 
 
 def default_jobs() -> int:
@@ -441,6 +423,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--job-memory-mb", type=int, default=None,
                         help="memory limit of one job (grader + worker) where memory cgroups are "
                              "available (default: the worker's 1024 MB + 1000 MB)")
+    parser.add_argument("--isolation", default="auto", choices=("auto", "namespaces", "user", "process"),
+                        help="isolation level of every grader (as `grade --isolation`)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--cold", action="store_true",
                         help="one `grade` subprocess per student instead of warm graders (slower start-up)")
@@ -454,7 +438,8 @@ def command(args: argparse.Namespace) -> int:
         rows, found = run_batch(Path(args.submissions), out, exercises, jobs=args.jobs,
                                 call_timeout=args.timeout, student_timeout=args.student_timeout,
                                 progress=False if args.no_progress else None,
-                                job_memory_mb=args.job_memory_mb, warm=not args.cold)
+                                job_memory_mb=args.job_memory_mb, isolation=args.isolation,
+                                warm=not args.cold)
     except FileNotFoundError as exc:
         print(f"batch: {exc}", file=sys.stderr)
         return 2

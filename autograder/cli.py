@@ -27,7 +27,13 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         budgets = parse_budgets(args.budget)
         if args.exercise_budget is not None and not args.exercise_budget > 0:
             raise ValueError(f"--exercise-budget must be more than 0 seconds, got {args.exercise_budget:g}")
-    except ValueError as exc:
+        if args.job:                                  # batch: the paths come from a job file
+            from autograder.jobs import read_job
+            job = read_job(args.job)
+            args.submission, args.results, args.hide = job["submission"], job["results"], job["hide"]
+        if not args.submission:
+            raise ValueError("a SUBMISSION (or --job) is required")
+    except (ValueError, OSError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
     config = SandboxConfig(call_timeout=DEFAULT_CALL_TIMEOUT if args.timeout is None else args.timeout,
@@ -83,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_release)
 
     p = sub.add_parser("grade", help="grade one submission (folder, .zip or file) as Gradescope would")
-    p.add_argument("submission")
+    p.add_argument("submission", nargs="?")
+    p.add_argument("--job", default=None, help=argparse.SUPPRESS)   # batch: a job file with the paths
     p.add_argument("--exercises", default=None, help="comma list, e.g. ex1,ex3 (default: all)")
     p.add_argument("--results", default=None, help="write Gradescope results.json here")
     # --timeout and --worker-user: None means autograder.sandbox.limits' defaults (imported

@@ -4,7 +4,9 @@
   total, max_total, status, reason``. ``status`` is ``ok``, ``no files``, ``timeout`` or
   ``error``; a row that is not ``ok`` keeps only the exercises graded before the grader stopped
   (often none) and ``reason`` says why. Every cell that comes from a submission (names, folder
-  names, reasons) is one line: line breaks and control characters are shown as escapes.
+  names, reasons) is one line: line breaks and control characters are shown as escapes; a
+  folder name that is not UTF-8 shows each undecodable byte as ``\\xNN`` and a backslash as
+  ``\\`` (reversible: :func:`autograder.textsafe.name_bytes`).
 * ``summary.md``: score statistics, submissions that need a human, per-test pass rates
   (hardest first) and the most common misconceptions (the ``Likely cause: …`` lines of the
   failure messages, counted once per submission).
@@ -18,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from autograder import contract
+from autograder import contract, textsafe
 from autograder.results import one_line
 
 HINT_PREFIX = "Likely cause:"
@@ -35,7 +37,7 @@ def write_csv(path: Path, rows: Sequence, exercises: Sequence[contract.Exercise]
         writer.writerow(header)
         for r in rows:
             writer.writerow([_cell(r.entry.student), _cell(r.entry.email), _cell(r.entry.sid),
-                             _cell(r.entry.path.name),
+                             _cell(textsafe.name(r.entry.path.name, None)),
                              *(f"{r.scores.get(ex.id, 0.0):g}" for ex in exercises),
                              f"{r.total:g}", f"{max_total:g}", r.status, _cell(r.reason)])
     tmp.replace(path)
@@ -131,7 +133,7 @@ def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Ex
     lines += ["## Submissions that need a look", ""]
     if problems:
         lines += ["| student | submission | status | reason |", "|---|---|---|---|"]
-        lines += [f"| {_md(r.entry.student)} | `{_md(r.entry.path.name)}` | {r.status} | {_md(r.reason)} |"
+        lines += [f"| {_md(r.entry.student)} | `{_md(textsafe.name(r.entry.path.name, None))}` | {r.status} | {_md(r.reason)} |"
                   for r in problems]
     else:
         lines.append("None: every submission was graded and had every file.")

@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
+from autograder import textsafe
 from autograder.contract import EXERCISES, Exercise
+from autograder.zipnames import open_zip
 
 MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file (and a notebook's extracted code)
 MAX_NOTEBOOK_BYTES = 8 * 1024 * 1024        # one .ipynb (outputs such as plots make them large)
@@ -122,7 +124,7 @@ def _list(path: Path, wanted: set[str], budget: Budget, listing: Listing) -> Non
     elif path.suffix == ".zip":
         _zip_members(path, "", wanted, budget, listing)
     else:
-        listing.files[path.name] = _disk_entry(path, path.name)
+        listing.files[textsafe.name(path.name, None)] = _disk_entry(path, textsafe.name(path.name, None))
 
 
 def _walk(root: Path, wanted: set[str], budget: Budget, listing: Listing) -> None:
@@ -134,6 +136,7 @@ def _walk(root: Path, wanted: set[str], budget: Budget, listing: Listing) -> Non
             children = sorted(it, key=lambda e: e.name)
         for child in children:
             rel = rel_folder / child.name
+            shown = textsafe.name(rel.as_posix(), None)      # names are escaped where they enter
             if _skipped(PurePosixPath(child.name)):
                 continue
             if not budget.entry():
@@ -141,18 +144,18 @@ def _walk(root: Path, wanted: set[str], budget: Budget, listing: Listing) -> Non
                 return
             if child.is_symlink():
                 if child.name in wanted:
-                    listing.files[rel.as_posix()] = Entry(refusal=f"{rel} is a symbolic link")
+                    listing.files[shown] = Entry(refusal=f"{shown} is a symbolic link")
                 else:
-                    listing.skipped.append(f"{rel} (a symbolic link, not followed)")
+                    listing.skipped.append(f"{shown} (a symbolic link, not followed)")
             elif child.is_dir(follow_symlinks=False):
                 if depth + 1 > MAX_DEPTH:
-                    listing.skipped.append(f"{rel}/ (folders nested more than {MAX_DEPTH} deep)")
+                    listing.skipped.append(f"{shown}/ (folders nested more than {MAX_DEPTH} deep)")
                 else:
                     stack.append((Path(child.path), rel, depth + 1))
             elif child.name in wanted:
-                listing.files[rel.as_posix()] = _disk_entry(Path(child.path), rel.as_posix())
+                listing.files[shown] = _disk_entry(Path(child.path), shown)
             elif child.name.endswith(".zip") and child.is_file(follow_symlinks=False):
-                _zip_members(Path(child.path), f"{rel.as_posix()}/", wanted, budget, listing)
+                _zip_members(Path(child.path), f"{shown}/", wanted, budget, listing)
 
 
 def _skipped(rel: PurePosixPath) -> bool:
@@ -215,7 +218,7 @@ def _zip_members(path: Path, prefix: str, wanted: set[str], budget: Budget, list
             listing.skipped.append(f"{where} (not a zip, or a zip with too many entries)")
             return
         budget.charge(directory, where)
-        with zipfile.ZipFile(path) as archive:
+        with open_zip(path) as archive:
             infos = archive.infolist()
     except Refused as exc:
         listing.skipped.append(str(exc))
@@ -232,7 +235,7 @@ def _zip_members(path: Path, prefix: str, wanted: set[str], budget: Budget, list
         rel = PurePosixPath(info.filename.replace("\\", "/"))
         if rel.is_absolute() or ".." in rel.parts or _skipped(rel) or rel.name not in wanted:
             continue
-        name = f"{prefix}{rel.as_posix()}"
+        name = f"{prefix}{textsafe.name(rel.as_posix(), None)}"
         if stat.S_ISLNK(info.external_attr >> 16):
             listing.files[name] = Entry(refusal=f"{name} is a symbolic link (in a zip)")
         else:
@@ -253,7 +256,7 @@ def _read_member(path: Path, info: zipfile.ZipInfo, name: str, limit: int) -> by
     if info.file_size > limit:
         raise Refused(f"{name} is larger than {_size(limit)}")
     try:
-        with zipfile.ZipFile(path) as archive, archive.open(info) as member:
+        with open_zip(path) as archive, archive.open(info) as member:
             data = member.read(limit + 1)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, NotImplementedError) as exc:
         raise Refused(f"{name} could not be read from its zip ({type(exc).__name__})") from None
@@ -316,9 +319,9 @@ def _refuse(found: Found, why: str) -> Found:
 
 
 def _printable(text: str) -> str:
-    """File names in messages stay on one line: control characters (a newline in a folder
-    name) are shown escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """Messages stay on one line: control characters (a newline in a folder name) are shown
+    escaped (names are escaped when listed already: this changes nothing in them)."""
+    return textsafe.one_line(text, None)
 
 
 def _missing(ex: Exercise, listing: Listing) -> Found:
@@ -357,6 +360,9 @@ def notebook_to_source(text: str) -> tuple[str, str | None]:
         chunks.append("\n".join(lines))
     # Jupyter compiles each cell on its own, so `from __future__ import ...` is legal at the
     # top of any cell; in one file it must come first. Hoist those lines (one line added).
+    # a JSON "\ud800" is a lone surrogate, which compile() refuses: in a string literal its
+    # escape means the same, elsewhere it is a syntax error either way
+    chunks = [_SURROGATES.sub(lambda m: textsafe.escape_char(m.group()), chunk) for chunk in chunks]
     futures = sorted({m.group(1).strip() for chunk in chunks for m in _FUTURE.finditer(chunk)})
     chunks = [_FUTURE.sub("pass  # __future__ import moved to the top", chunk) for chunk in chunks]
     head = f"from __future__ import {', '.join(futures)}\n" if futures else ""
@@ -391,6 +397,7 @@ def _is_solution(cell: dict) -> bool:
     return isinstance(nbgrader, dict) and bool(nbgrader.get("solution"))
 
 
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
 _FUTURE = re.compile(r"^from __future__ import ([\w, ]+?)[ \t]*(?:#.*)?$", re.MULTILINE)
 
 

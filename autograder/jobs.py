@@ -1,4 +1,12 @@
-"""Batch jobs that cannot reach each other (issue 10 item 7).
+"""Batch jobs that cannot reach each other (issue 10 item 7; issue 13 round 3, item 9).
+
+* :func:`job_key` and :func:`write_job` - a grader is started with an opaque job key: its
+  command line names a root-owned 0600 job file (in the 0700 stage folder) that holds the
+  paths, so nothing a classmate's worker can read in ``/proc/*/cmdline`` (or ``cgroup``)
+  holds a student's name or folder; :func:`read_job` is ``grade --job``'s side.
+* :class:`KeptModes` - at the ``user`` level nothing but permissions keeps the worker users
+  out of the class folder: for the batch's duration the folders a worker must not read lose
+  their group/other permission bits, and get their exact mode back when it ends.
 
 * :func:`stage_copy` - each student is graded from a private copy of their submission, in a
   root-owned 0700 folder (:func:`private_folder`), copied without following links and with
@@ -12,12 +20,15 @@
 """
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import shutil
 import stat
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any, Sequence
 
 STAGE_MAX_BYTES = 64 * 1024 * 1024     # a submission's copy (intake's own cap is lower)
 STAGE_MAX_ENTRIES = 5_000
@@ -39,8 +50,9 @@ def private_folder(prefix: str = "ag-batch-") -> Path:
     return path
 
 
-def stage_copy(source: Path, dest: Path) -> list[str]:
-    """Copy a submission (folder or single file, e.g. a zip) to ``dest`` (created).
+def stage_copy(source: Path, dest: Path, file_name: str | None = None) -> list[str]:
+    """Copy a submission (folder or single file, e.g. a zip, then named ``file_name`` when
+    given) to ``dest`` (created).
 
     Links are never followed: symbolic links are recreated as links (intake refuses them
     with a message naming the file), files with several hard links, FIFOs and devices are
@@ -55,7 +67,7 @@ def stage_copy(source: Path, dest: Path) -> list[str]:
     if stat.S_ISDIR(info.st_mode):
         _copy_dir(source, dest, budget, skipped, depth=0)
     else:
-        _copy_entry(source, dest / source.name, info, budget, skipped, source.name)
+        _copy_entry(source, dest / (file_name or source.name), info, budget, skipped, source.name)
     return skipped
 
 
@@ -99,6 +111,114 @@ def _copy_entry(src: Path, target: Path, info: os.stat_result, budget: list[int]
         shutil.copyfileobj(reader, writer)
         if writer.tell() > info.st_size:                 # grew while copied
             raise StagingError(f"{name} changed while it was copied")
+
+
+# --------------------------------------------------------------------------- job files
+
+JOB_FIELDS = {"submission": str, "results": str, "hide": list}
+
+
+def job_key() -> str:
+    """An opaque, unique name for one grading job (no student name or path in it)."""
+    return "job-" + secrets.token_hex(6)
+
+
+def write_job(folder: Path, key: str, submission: Path, results: Path, hide: Sequence[str]) -> Path:
+    """``<folder>/<key>.json``, 0600 (the batch's, i.e. root's, when run as root): what
+    ``grade --job`` grades and where it writes. Paths are kept exactly (JSON escapes any
+    undecodable byte of a file name as a surrogate, which :func:`read_job` gives back)."""
+    path = Path(folder) / f"{key}.json"
+    data = {"submission": os.fsdecode(submission), "results": os.fsdecode(results),
+            "hide": [os.fsdecode(h) for h in hide]}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        json.dump(data, handle)                       # ensure_ascii: every name survives
+    return path
+
+
+def read_job(path: str | Path) -> dict[str, Any]:
+    """A job file written by :func:`write_job`; ``ValueError`` for anything else."""
+    with open(path, encoding="ascii") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict) or any(not isinstance(data.get(k), t) for k, t in JOB_FIELDS.items()) \
+            or not all(isinstance(h, str) for h in data["hide"]):
+        raise ValueError(f"{path} is not a job file")
+    return data
+
+
+class KeptModes:
+    """Folders closed to group and others while a batch runs, their exact mode put back after.
+
+    Root only (a worker user exists only then); a folder that is already closed is left alone.
+    ``changed`` says which were closed and what their modes were."""
+
+    def __init__(self, paths: Sequence[Path]):
+        self.paths = list(dict.fromkeys(Path(p) for p in paths))
+        self.changed: dict[Path, int] = {}
+
+    def close(self) -> "KeptModes":
+        if os.geteuid() != 0:
+            return self
+        from autograder.sandbox.harden import interpreter_roots
+
+        keep = interpreter_roots()                    # a folder holding the interpreter stays open
+        for path in self.paths:
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            real = os.path.realpath(path)
+            if any(k == real or k.startswith(real.rstrip("/") + "/") for k in keep):
+                continue
+            mode = stat.S_IMODE(info.st_mode)
+            if stat.S_ISDIR(info.st_mode) and mode & 0o077:
+                os.chmod(path, mode & 0o700)
+                self.changed[path] = mode
+        return self
+
+    def restore(self) -> None:
+        for path, mode in self.changed.items():
+            try:
+                os.chmod(path, mode)
+            except OSError:
+                pass
+
+    def __enter__(self) -> "KeptModes":
+        return self.close()
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+
+
+def neighbour_notes(levels: set[str], submissions: Path, kept: KeptModes, memory: "MemoryGroups",
+                    memory_mb: int, worker_user: str) -> list[str]:
+    """What student code could see of other submissions, and how memory was shared, by level."""
+    notes = []
+    if "process" in levels:
+        notes.append("neighbours READABLE: graded at the process level (not root), student code runs "
+                     f"as your own user and can read the other submissions in {submissions}")
+    if "user" in levels:
+        closed = ", ".join(f"{p} (mode {m:04o})" for p, m in kept.changed.items())
+        readable = [] if kept.changed else readable_by(worker_user, [submissions])
+        if closed:
+            notes.append(f"neighbours not readable: at the user level only permissions keep the worker users "
+                         f"out, so while the batch ran these folders were closed to group and others: "
+                         f"{closed}; their modes were put back when it ended")
+        elif readable:
+            notes.append("neighbours READABLE: at the user level the worker users can read "
+                         f"{', '.join(readable)}")
+        else:
+            notes.append(f"neighbours not readable: at the user level the worker users cannot read {submissions} "
+                         "(checked)")
+    if "namespaces" in levels:
+        notes.append(f"neighbours hidden: {submissions} and the output folder are hidden from every worker "
+                     "(namespaces level); each job grades a private copy")
+    if memory.kind:
+        notes.append(f"memory: each job in its own {memory.kind} memory group of {memory.limit_mb} MB")
+    else:
+        notes.append(f"memory: no memory cgroup available; each worker may allocate {memory_mb} MB "
+                     "(the available memory shared between the jobs)")
+    return notes
 
 
 # --------------------------------------------------------------------------- who can read what

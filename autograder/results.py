@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+from autograder import textsafe
 
 TEST_OUTPUT_LIMIT = 8_000          # per test; Gradescope itself cuts at 100,000
 SUMMARY_LIMIT = 20_000
@@ -59,7 +60,8 @@ class ExerciseOutcome:
     def to_json(self) -> dict:
         entry = asdict(self)
         entry.update(score=round(self.score, SCORE_DECIMALS), max_score=round(self.max_score, SCORE_DECIMALS),
-                     seconds=round(self.seconds, 3), message=clip(self.message, TEST_OUTPUT_LIMIT))
+                     seconds=round(self.seconds, 3), message=clip(self.message, TEST_OUTPUT_LIMIT),
+                     origin=one_line(self.origin, 1000))
         return entry
 
     @classmethod
@@ -185,27 +187,15 @@ def split_total(total: float, weights: list[float]) -> list[float]:
 
 
 # --------------------------------------------------------------------------- safe text
+# The boundary functions live in textsafe.py; these names stay for the front ends.
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_LINE_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-
-
-def one_line(text: object, limit: int = 300) -> str:
-    """A submission-derived string (file or folder name, student name) made safe for one line
-    of a summary, a terminal or a table: line breaks and control characters become visible
-    escapes, so nothing can start a line of its own."""
-    text = str(text)
-    text = _LINE_BREAKS.sub(lambda m: repr(m.group())[1:-1], text)
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
-                        else f"\\u{ord(m.group()):04x}", text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+one_line = textsafe.one_line
 
 
 def block(text: object) -> str:
     """Multi-line text from student code (an exception message): line breaks normalised to
-    ``\\n``, every other control character made visible."""
-    lines = _LINE_BREAKS.split(str(text))
-    return "\n".join(one_line(line, limit=10 ** 9) for line in lines)
+    ``\\n``, every other control character made visible (:func:`textsafe.text`)."""
+    return textsafe.text(text)
 
 
 def indented(text: object, prefix: str = "    ", more: str = "    | ") -> str:
@@ -241,10 +231,14 @@ def _totals(rows: Iterable[tuple[str, float, float]]) -> dict[str, tuple[float, 
 
 
 def clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
+    """``text`` made safe (:func:`textsafe.text`) and cut to at most ``limit`` UTF-8 bytes,
+    saying how many were cut."""
+    text = textsafe.text(text)
+    size = textsafe.utf8_len(text)
+    if size <= limit:
         return text
-    note = f"\n… [{len(text) - limit} more characters cut]"
-    return text[: limit - len(note)] + note
+    note = f"\n… [{size - limit} more bytes cut]"
+    return textsafe.cap(text, limit - textsafe.utf8_len(note), marker="") + note
 
 
 def placeholder(reason: str) -> dict:
@@ -255,13 +249,17 @@ def placeholder(reason: str) -> dict:
 
 
 def write_atomic(path: str | Path, data: dict) -> None:
-    """Write JSON to a temp file in the same folder, fsync, then rename over ``path``."""
+    """Write JSON to a temp file in the same folder, fsync, then rename over ``path``.
+
+    Every string is made valid UTF-8 first (:func:`textsafe.scrub`) and a results object is
+    made to fit :data:`MAX_RESULTS_BYTES` (:func:`fit`), whatever the submission put in it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    payload = encode(fit(data) if isinstance(data.get("tests"), list) else textsafe.scrub(data))
     fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1, ensure_ascii=False)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
@@ -269,6 +267,68 @@ def write_atomic(path: str | Path, data: dict) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# --------------------------------------------------------------------------- the whole file
+
+MAX_RESULTS_BYTES = 1_000_000      # the whole results.json, whatever the submission
+RESULTS_BUDGET = 950_000           # what fit() aims at (a margin for rounding)
+VERDICT_LINE_BYTES = 500           # each test keeps at least its first line, up to this
+SHORTENED = "\n… [shortened: the results file has a size limit]"
+
+
+def encode(data: dict) -> bytes:
+    """The bytes the kit writes for ``data`` (indented, non-ASCII kept)."""
+    return json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8")
+
+
+def fit(data: dict, budget: int = RESULTS_BUDGET) -> dict:
+    """``data`` (a results object) scrubbed and, when its file would be larger than
+    ``budget`` bytes, with the longest test outputs shortened first (water-filling: every
+    output longer than a common cap is cut to it), each keeping its verdict (first) line.
+    Small enough already (every ordinary submission): returned as it was scrubbed."""
+    data = textsafe.scrub(data)
+    tests = [t for t in data["tests"] if isinstance(t, dict) and isinstance(t.get("output"), str)]
+    for _ in range(6):
+        excess = len(encode(data)) - budget
+        if excess <= 0:
+            return data
+        sizes = [len(json.dumps(t["output"], ensure_ascii=False).encode()) for t in tests]
+        level = _water_level(sizes, excess + len(SHORTENED.encode()) * len(tests))
+        for test, size in zip(tests, sizes):
+            if size > level:
+                test["output"] = _shorten(test["output"], level, size)
+    for test in tests:                               # still too large: verdict lines only
+        test["output"] = _shorten(test["output"], 0, 1)
+    for key, limit in (("output", 4000),):
+        if isinstance(data.get(key), str):
+            data[key] = clip(data[key], limit)
+    for entry in (data.get("extra_data") or {}).get("exercises") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("message"), str):
+            entry["message"] = clip(entry["message"], 1000)
+    return data
+
+
+def _water_level(sizes: list[int], cut: int) -> int:
+    """The largest cap such that cutting every size above it to it removes >= ``cut``."""
+    low, high = 0, max(sizes, default=0)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if sum(max(0, s - mid) for s in sizes) >= cut:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _shorten(output: str, encoded_cap: int, encoded_size: int) -> str:
+    """``output`` cut to about ``encoded_cap`` bytes of JSON: its first line (at most
+    :data:`VERDICT_LINE_BYTES`) always, then as much of the rest as fits, then a note."""
+    first = textsafe.cap(output.partition("\n")[0], VERDICT_LINE_BYTES)
+    raw_cap = int(encoded_cap * textsafe.utf8_len(output) / max(1, encoded_size))
+    room = raw_cap - len(SHORTENED.encode())
+    kept = textsafe.cap(output, room, marker="") if room > textsafe.utf8_len(first) else first
+    return kept + SHORTENED
 
 
 def validate(data: dict) -> None:

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import textsafe
+
 METADATA = "submission_metadata.yml"
 
 
@@ -46,10 +48,10 @@ def discover(folder: Path) -> Discovery:
     found = Discovery(entries=[])
     for child in children:
         if child.is_dir() or (child.is_file() and child.suffix.lower() == ".zip"):
-            name = child.name if child.is_dir() else child.stem
+            name = textsafe.name(child.name if child.is_dir() else child.stem)   # any bytes: escaped
             found.entries.append(Entry(student=name, key=name, path=child))
         else:
-            found.ignored.append(child.name)
+            found.ignored.append(textsafe.name(child.name))
     _unique_keys(found.entries)
     return found
 
@@ -63,12 +65,12 @@ def _gradescope(folder: Path, children: list[Path]) -> Discovery:
         if child.name == METADATA:
             continue
         if not child.is_dir() or not child.name.startswith("submission_"):
-            found.ignored.append(child.name)
+            found.ignored.append(textsafe.name(child.name))
             continue
         people = _submitters(metadata.get(child.name))
         names = " & ".join(p["name"] for p in people if p["name"])
         found.entries.append(Entry(
-            student=names or child.name, key=child.name, path=child,
+            student=names or textsafe.name(child.name), key=textsafe.name(child.name), path=child,
             email="; ".join(p["email"] for p in people if p["email"]),
             sid="; ".join(p["sid"] for p in people if p["sid"])))
     _unique_keys(found.entries)

@@ -128,13 +128,14 @@ class WarmPool:
         self.graders[worker_user] = grader
         return grader
 
-    def execute(self, entry, folder: Path, results_path: Path, worker_user: str,
-                staged: Path) -> tuple[int, bytes, bool]:
-        """Grade one staged submission with the slot's warm grader: ``(code, output, timed out)``."""
+    def execute(self, key: str, job_file: Path, worker_user: str) -> tuple[int, bytes, bool]:
+        """Grade job ``key`` (its opaque job file) with the slot's warm grader:
+        ``(code, output, timed out)``."""
         runner = self.runner
         job = next(self.jobs)
         log = runner.stage_root / f"job-{job}.log"
-        argv = runner.command(entry, results_path, worker_user, staged)[3:]    # after `python -m autograder`
+        argv = runner.command(job_file, worker_user)[3:]    # after `python -m autograder`
+        folder = runner.stage_root / key
         timed_out, code, note = False, -1, ""
         with self.lock:
             grader = self._grader(worker_user)

@@ -32,7 +32,7 @@ from typing import Iterable
 from autograder.contract import EXERCISES, Exercise
 
 PREFIX = "autograder"
-CORE = ("__init__.py", "__main__.py", "contract.py", "intake.py", "results.py", "plugin.py",
+CORE = ("__init__.py", "__main__.py", "contract.py", "intake.py", "results.py", "textsafe.py", "zipnames.py", "plugin.py",
         "grading.py", "check.py", "student_pytest.py", "suites/__init__.py", "suites/checks.py", "suites/pytest.ini",
         "diagnosis/__init__.py")
 CORE_GLOBS = ("sandbox/*.py",)

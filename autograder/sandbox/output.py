@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import threading
 
+from autograder import textsafe
+
 
 class OutputCollector(threading.Thread):
     """Drains the worker's stdout/stderr pipe, keeping the first ``limit`` bytes."""
@@ -31,7 +33,9 @@ class OutputCollector(threading.Thread):
             os.close(self.fd)
 
     def text(self) -> str:
-        out = self.kept.decode("utf-8", "replace")
+        """What was kept, made safe: undecodable bytes and control characters escaped
+        (:func:`autograder.textsafe.text`), line breaks normalised."""
+        out = textsafe.text(textsafe.from_bytes(self.kept))
         if self.total > self.limit:
             out += f"\n… ({self.total - self.limit} more bytes of output not shown)"
         return out

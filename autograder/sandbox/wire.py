@@ -32,6 +32,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from autograder import textsafe
+
 MAX_FRAME_BYTES = 512 * 1024 * 1024
 # What the grader accepts from the worker. A reply is held several times over while it is
 # read and decoded (chunks, joined frame, decoded copies), and JSON headers grow ~40x as
@@ -166,8 +168,10 @@ class Decoder:
     def decode(self, node: Any, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             raise WireError("value nested too deeply")
-        if node is None or isinstance(node, (bool, str)):
+        if node is None or isinstance(node, bool):
             return node
+        if isinstance(node, str):                 # JSON may carry lone surrogates ("\\ud800")
+            return _SURROGATE.sub(lambda m: textsafe.escape_char(m.group()), node) if _SURROGATE.search(node) else node
         if isinstance(node, int):
             return int(node)
         if isinstance(node, float):
@@ -316,7 +320,9 @@ def check_reply(header: dict) -> dict:
         if key in ("kind", "type", "message", "text"):
             if not isinstance(value, str):
                 raise WireError(f"malformed error record ({key})")
-            clean[key] = value[:_MAX_ERROR_CHARS]
+            # made safe here, where it enters: escapes for controls and lone surrogates, bytes capped
+            clean[key] = (textsafe.one_line(value, 100) if key in ("kind", "type")
+                          else textsafe.text(value, _MAX_ERROR_BYTES))
         elif key in ("line", "offset"):
             if value is not None and type(value) is not int:
                 raise WireError(f"malformed error record ({key})")
@@ -327,6 +333,7 @@ def check_reply(header: dict) -> dict:
 
 
 _ERROR_FIELDS = {"kind", "type", "message", "where", "line", "offset", "text"}
+_MAX_ERROR_BYTES = 4000
 _MAX_REACH_RECORDS = 20
 
 
@@ -338,9 +345,10 @@ def _reach_records(value: object) -> list[list]:
         if (not isinstance(record, list) or len(record) != 3 or not isinstance(record[0], str)
                 or not isinstance(record[1], str) or type(record[2]) is not int):
             raise WireError("malformed reach-in record")
-        clean.append([record[0][:40], record[1][:200], record[2]])
+        clean.append([textsafe.one_line(record[0], 40), textsafe.one_line(record[1], 200), record[2]])
     return clean
-_MAX_ERROR_CHARS = 4000
+
+
 _MAX_FRAMES = 16
 
 
@@ -354,7 +362,8 @@ def _frames(value: Any) -> list[list]:
                 and (frame[1] is None or type(frame[1]) is int)
                 and isinstance(frame[2], str) and isinstance(frame[3], str)):
             raise WireError("malformed error record (where)")
-        frames.append([frame[0][:300], frame[1], frame[2][:100], frame[3][:300]])
+        frames.append([textsafe.one_line(frame[0], 300), frame[1], textsafe.one_line(frame[2], 100),
+                       textsafe.one_line(frame[3], 300)])
     return frames
 
 
@@ -381,6 +390,7 @@ def header_depth(raw: bytes) -> int:
     return int(np.cumsum(steps, dtype=np.int64).max(initial=0))
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _STEP = np.zeros(256, dtype=np.int8)              # +1 for [ and {, -1 for ] and }
 _STEP[list(b"[{")], _STEP[list(b"]}")] = 1, -1
