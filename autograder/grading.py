@@ -31,7 +31,6 @@ from autograder import budget, contract, intake, results
 from autograder.plugin import GradingPlugin
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig
 from autograder.sandbox import forkserver as zygote
-from autograder.sandbox import levels
 
 PACKAGE_DIR = autograder.PACKAGE_DIR
 SUITES_DIR = PACKAGE_DIR / "suites"
@@ -309,15 +308,14 @@ def report_reach_ins(found: dict[str, list[list]]) -> None:
 
 
 def isolation_level(sandbox: Sandbox) -> str:
-    """The isolation level that ran: the sandbox's (``Sandbox.level``), or "in-process"."""
-    return "in-process" if sandbox.in_process else sandbox.level
+    """The isolation level that ran (``Sandbox.level``; "in-process" for benchmarks and interop)."""
+    return sandbox.level
 
 
 def describe_level(level: str) -> str:
-    """One line on what ``level`` protects (:func:`autograder.sandbox.levels.describe_level`)."""
-    if level == "in-process":
-        return "the student's code ran inside the grading process (no worker process, no time limits)"
-    return levels.describe_level(level)
+    """One line on what ``level`` protects (:mod:`autograder.sandbox.isolation`)."""
+    from autograder.sandbox import isolation
+    return isolation.get(level).description
 
 
 # --------------------------------------------------------------------------- summary

@@ -193,26 +193,10 @@ class KeptModes:
 def neighbour_notes(levels: set[str], submissions: Path, kept: KeptModes, memory: "MemoryGroups",
                     memory_mb: int, worker_user: str) -> list[str]:
     """What student code could see of other submissions, and how memory was shared, by level."""
-    notes = []
-    if "process" in levels:
-        notes.append("neighbours READABLE: graded at the process level (not root), student code runs "
-                     f"as your own user and can read the other submissions in {submissions}")
-    if "user" in levels:
-        closed = ", ".join(f"{p} (mode {m:04o})" for p, m in kept.changed.items())
-        readable = [] if kept.changed else readable_by(worker_user, [submissions])
-        if closed:
-            notes.append(f"neighbours not readable: at the user level only permissions keep the worker users "
-                         f"out, so while the batch ran these folders were closed to group and others: "
-                         f"{closed}; their modes were put back when it ended")
-        elif readable:
-            notes.append("neighbours READABLE: at the user level the worker users can read "
-                         f"{', '.join(readable)}")
-        else:
-            notes.append(f"neighbours not readable: at the user level the worker users cannot read {submissions} "
-                         "(checked)")
-    if "namespaces" in levels:
-        notes.append(f"neighbours hidden: {submissions} and the output folder are hidden from every worker "
-                     "(namespaces level); each job grades a private copy")
+    from autograder.sandbox import isolation
+    notes = [note for level in isolation.in_report_order() if level.name in levels
+             for note in [level.neighbour_note(submissions, kept.changed,
+                                               lambda: readable_by(worker_user, [submissions]))] if note]
     if memory.kind:
         notes.append(f"memory: each job in its own {memory.kind} memory group of {memory.limit_mb} MB")
     else:

@@ -27,7 +27,9 @@ import socket
 import sys
 import time
 
-from autograder.sandbox import allowlist, ipc, lifetime, limits, netfilter, wire
+from autograder.sandbox import isolation, lifetime, limits, wire
+
+_USER = isolation.UserLevel()          # its sweep runs in the zygote after each user-level worker
 # Loaded here, in the grader, so every worker has it before its mounts hide the kit's source.
 from autograder.sandbox import worker as _worker_module  # noqa: F401
 
@@ -119,7 +121,7 @@ def _zygote_main(ctrl: socket.socket) -> None:
     leaders: set[int] = set()                           # spawned workers not yet reaped
     users: dict[int, tuple[int, int]] = {}              # user-level leaders -> worker (uid, gid)
     seen: set[tuple[int, int]] = set()                  # every worker user of the user level
-    lifetime.on_shutdown(lambda: [sweep_user(*ids) for ids in sorted(seen)])
+    lifetime.on_shutdown(lambda: [_USER.sweep({"uid": u, "gid": g}, None) for u, g in sorted(seen)])
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(ctrl, _CTRL_MAX, 4)
@@ -131,7 +133,7 @@ def _zygote_main(ctrl: socket.socket) -> None:
         if msg["op"] == "spawn":
             pid = _spawn(fds, msg["config"], ctrl)
             leaders.add(pid)
-            if msg["config"].get("level") == "user":
+            if isolation.get(msg["config"].get("level", "process")).sweep_in_zygote:
                 users[pid] = (msg["config"]["uid"], msg["config"]["gid"])
                 seen.add(users[pid])
             for fd in fds:
@@ -140,7 +142,8 @@ def _zygote_main(ctrl: socket.socket) -> None:
         elif msg["op"] == "reap":
             status = _reap_worker(msg["pid"], msg["timeout"], finished, leaders)
             if status is not None and msg["pid"] in users:
-                sweep_user(*users.pop(msg["pid"]))
+                uid, gid = users.pop(msg["pid"])
+                _USER.sweep({"uid": uid, "gid": gid}, None)
             ctrl.sendall(json.dumps({"status": status}).encode())
         _reap_others(finished, leaders)
         lifetime.kill_orphans(leaders)
@@ -157,18 +160,6 @@ def _reap_worker(pid: int, timeout: float, finished: dict[int, int], leaders: se
         _reap_others(finished, leaders)
         lifetime.kill_orphans(leaders)
     return status
-
-
-def sweep_user(uid: int, gid: int) -> None:
-    """User level, after a worker ended (and when the zygote ends): kill whatever still runs
-    as the worker user, then remove what it left in the kernel (System V IPC objects, POSIX
-    message queues) and at the top of the shared scratch folders. Nothing it made outlives
-    it, even when its grader was killed. (Parallel graders use different worker users.)"""
-    if uid == 0:
-        return
-    limits.kill_all_of_user(uid, gid)
-    ipc.sweep_user(uid)
-    limits.remove_user_files(uid)
 
 
 def _wait(pid: int, timeout: float, finished: dict[int, int]) -> int | None:
@@ -242,71 +233,21 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
     sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, errors="replace", closefd=False)
     sock = socket.socket(fileno=sock_fd)
     cfg = limits.SandboxConfig(**config["limits"])
-    level, root, ipc_bounded = config.get("level", "process"), "shared", False
-    if level == "namespaces":                       # continues as pid 1 of a new namespace
-        root, ipc_bounded = _enter_namespaces(sock, cfg, config)
-    else:
-        wire.send(sock, {"pid": os.getpid()})
-    if level != "process":
-        limits.drop_privileges(config["uid"], config["gid"])
+    level = isolation.get(config.get("level", "process"))
+    root, ipc_bounded = level.enter(sock, cfg, config)   # namespaces: continues as pid 1 of a new one
+    level.drop_user(config)
     lifetime.die_with_parent()              # again: a change of user or group ids clears it
     os.chdir(config["home"])
     limits.scrub_environment()                           # the grader's, also from memory
     os.environ.update(limits.worker_environment(config["home"]))
-    limits.apply_rlimits(cfg, level)
-    # every level with a worker user: sockets by allowlist; IPC refused unless a capped IPC
-    # namespace of its own holds it
-    filtered = level != "process" and netfilter.block_network(refuse_ipc=not ipc_bounded)
-    network_blocked = level == "namespaces" or filtered
+    level.rlimits(cfg)
+    filtered = level.filter_syscalls(ipc_bounded)
+    network_blocked = level.network_isolated or filtered
     _single_threaded_maths()
     from autograder.sandbox.worker import serve
     wire.send(sock, {"ready": True, "network_blocked": network_blocked, "root": root,
                      "syscall_filter": filtered})
     serve(sock)
-
-
-def _enter_namespaces(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> tuple[str, bool]:
-    """Private mount, network, pid and IPC namespaces (as root; the IPC namespace capped by
-    ipc.py), and a root of the worker's own (allowlist.py): only what Python and its
-    libraries need, private /tmp and /dev/shm.
-    Where that root cannot be built, the kit and ``cfg.protected_paths()`` are hidden by
-    mounts instead. Returns in B, pid 1 of the new pid namespace with a /proc of its own
-    ("pivot_root", "chroot" or "hidden": how the root was made; and whether the IPC
-    namespace could be capped); A stays behind, reports B's pid and exits with B's status."""
-    limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID | ipc.CLONE_NEWIPC)
-    limits.make_mounts_private()
-    ipc_bounded = ipc.bound_namespace(cfg.private_tmp_mb)      # /proc/sys may be read-only here
-    home, protected = config["home"], cfg.protected_paths()
-    try:
-        allowlist.build(home, protected, home, config["uid"], config["gid"], cfg.user, cfg.private_tmp_mb,
-                        cfg.share)
-        how = allowlist.enter(home)
-    except OSError:
-        limits.unmount(home)
-        how = "hidden"
-        limits.private_scratch(cfg.private_tmp_mb, limits.interpreter_paths())
-        if not os.path.isdir(home):                      # it was in the covered /tmp
-            os.makedirs(home, 0o700)
-            os.chown(home, config["uid"], config["gid"])
-        limits.expose_interpreter(home)
-        allowlist.hide_except_imports(protected)
-        ipc.private_mqueue()
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child:                                            # A: report B's pid, then wait for B
-        os.close(read_end)
-        wire.send(sock, {"pid": child})
-        sock.close()
-        os.close(write_end)
-        _, status = os.waitpid(child, 0)
-        os._exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status)
-                 else 128 + os.WTERMSIG(status))
-    os.close(write_end)
-    os.read(read_end, 1)                                 # until A has reported our pid
-    os.close(read_end)
-    if limits.fresh_proc() and not ipc_bounded:
-        ipc_bounded = ipc.bound_namespace(cfg.private_tmp_mb)  # through our own /proc, then
-    return how, ipc_bounded
 
 
 def _single_threaded_maths() -> None:

@@ -224,15 +224,16 @@ def drop_privileges(uid: int, gid: int) -> None:
         raise OSError("could not drop root privileges")
 
 
-def apply_rlimits(config: SandboxConfig, level: str = "process") -> None:
-    """Memory, file size, core, open files; processes too when the worker has its own user."""
+def apply_rlimits(config: SandboxConfig, count_processes: bool = False) -> None:
+    """Memory, file size, core, open files; processes too (``count_processes``) when the
+    worker has a user of its own (RLIMIT_NPROC counts per user)."""
     import resource
     data_now = _current_data_bytes()
     _set(resource.RLIMIT_DATA, data_now + config.memory_mb * 1024 * 1024)
     _set(resource.RLIMIT_FSIZE, config.file_size_mb * 1024 * 1024)
     _set(resource.RLIMIT_CORE, 0)
     _set(resource.RLIMIT_NOFILE, 256)
-    if level != "process":                             # per-uid count: only meaningful for our own user
+    if count_processes:
         _set(resource.RLIMIT_NPROC, config.max_processes)
 
 

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from autograder.sandbox import forkserver as zygote
-from autograder.sandbox import levels, limits, wire
+from autograder.sandbox import isolation, levels, limits, wire
 from autograder.sandbox.errors import ExerciseUnavailable, SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 from autograder.sandbox.worker import Server
@@ -59,18 +59,17 @@ class WorkerProcess:
     """One sandboxed worker, started by the fork server."""
 
     def __init__(self, forkserver: zygote.ForkServer, config: limits.SandboxConfig, ids: dict,
-                 level: str = "process"):
+                 level: isolation.Level):
         self.config = config
-        self.level = level                  # "namespaces" | "user" | "process" (levels.py)
+        self.level = level                  # what this worker's isolation level does (isolation.py)
+        self.ids = ids
         self.home = tempfile.mkdtemp(prefix="ag-worker-")
-        if level != "process":
-            os.chown(self.home, ids["uid"], ids["gid"])
-        os.chmod(self.home, 0o700)
+        level.prepare_home(self.home, ids)
         self._sock, theirs = socket.socketpair()
         out_r, out_w = os.pipe()
         self._forkserver = forkserver
         self.leader = forkserver.spawn([theirs.fileno(), out_w], {
-            "limits": dataclasses.asdict(config), "home": self.home, "level": level, **ids})
+            "limits": dataclasses.asdict(config), "home": self.home, "level": level.name, **ids})
         theirs.close()
         os.close(out_w)
         self.output = OutputCollector(out_r, config.output_limit)
@@ -83,7 +82,7 @@ class WorkerProcess:
         try:
             hello, _ = self.request({}, [], timeout=30.0, expect_hello=True)
             self.pid = hello["pid"]
-            if level == "namespaces":
+            if level.network_isolated:       # namespaces: its own pid namespace too
                 self.namespace = limits.pid_namespace(self.pid)
             ready, _ = self.request({}, [], timeout=30.0, expect_hello=True)   # {"ready": true, ...}
             self.network_blocked = bool(ready.get("network_blocked"))
@@ -127,11 +126,7 @@ class WorkerProcess:
                 os.kill(target, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        if self.level == "namespaces" and self.uid is not None:
-            limits.kill_user_processes(self.uid, self.namespace)
-        elif self.level == "user" and self.uid is not None:    # no namespace: all of its user
-            limits.kill_all_of_user(self.uid, self.gid)
-            limits.remove_user_files(self.uid)
+        self.level.sweep(self.ids, self.namespace)
         if status is None:
             status = self._forkserver.reap(self.leader)
         self._sock.close()
@@ -172,21 +167,18 @@ class Sandbox:
         self._forkserver = forkserver
         self._worker: WorkerProcess | None = None
         self._local: Server | None = None
-        self._ids: dict = {}
         self.level, self.level_why = self._pick_level()
-        self.network_blocked = self.level == "namespaces"
+        self._isolation = isolation.get(self.level)
+        self.network_blocked = self._isolation.network_isolated
         self._checked_files = False
-        self._network_noted = False
-        self._root_noted = False
-        if self.level != "process":
-            uid, gid = limits.ensure_user(self.config.user)
-            self._ids = {"uid": uid, "gid": gid}
+        self._said: set[str] = set()        # level notes already printed
+        self._ids = self._isolation.worker_ids(self.config)
         levels.announce(self.level, self.level_why)
 
     def _pick_level(self) -> tuple[str, str]:
         """The isolation level this sandbox runs at, and why (see levels.py)."""
         if self.in_process:
-            return "process", "benchmark: student code runs in the grader's own process"
+            return "in-process", "benchmark: student code runs in the grader's own process"
         from autograder.sandbox import spawn
         try:
             if spawn.chosen(self.config):                   # never silently weaker as root
@@ -196,24 +188,13 @@ class Sandbox:
             raise SandboxStartError(str(exc)) from None
 
     def _check_files(self) -> None:
-        """User level, before any student code: the worker user must be unable to read what
-        is protected, and able to read the interpreter. Locks what it can (we are root)."""
-        if self._checked_files or self.level != "user":
+        """Before any student code: the level's own check of what the worker can read (user
+        level: locks what it can, as root; refuses to start when something stays readable)."""
+        if self._checked_files:
             return
-        from autograder.sandbox import harden
-        uid, gid = self._ids["uid"], self._ids["gid"]
-        blocked = harden.unreadable_interpreter(uid, gid)
-        if blocked:
-            raise SandboxStartError(
-                f"isolation level 'user': the worker user {self.config.user!r} cannot read the "
-                f"interpreter's files ({', '.join(blocked)}); install Python outside a private "
-                "home folder, or grade where namespaces are allowed")
-        try:
-            locked = harden.ensure_unreadable(self.config.protected_paths(), uid, gid)
-        except harden.StillReadable as exc:
-            raise SandboxStartError(f"isolation level 'user': {exc}") from None
+        locked = self._isolation.check_files(self.config, self._ids)
         if locked:
-            print(f"isolation: user — made unreadable to {self.config.user!r}: {', '.join(locked)}",
+            print(f"isolation: {self.level} — made unreadable to {self.config.user!r}: {', '.join(locked)}",
                   file=sys.stderr, flush=True)
         self._checked_files = True
 
@@ -264,24 +245,11 @@ class Sandbox:
         elif name not in self._loaded:
             self._loaded.append(name)
 
-    def _note_network(self, blocked: bool) -> None:
-        """User level: whether the worker's seccomp filter is on; said once when it is not."""
-        if self.level != "user":
-            return
-        if not blocked and not self._network_noted:
-            print("isolation: user — the network is NOT blocked at this level (no seccomp "
-                  "filter on this platform)", file=sys.stderr, flush=True)
-            self._network_noted = True
-        self.network_blocked = blocked
-
-    def _note_root(self, root: str) -> None:
-        """Namespaces level: said once when the worker could not get a root of its own."""
-        if self.level == "namespaces" and root == "hidden" and not self._root_noted:
-            print("isolation: namespaces — no root of its own for the worker here (bind mounts or "
-                  "pivot_root refused); the kit and submission are hidden by mounts instead, the "
-                  "rest of the file system is visible (read-only for it where permissions say so)",
-                  file=sys.stderr, flush=True)
-            self._root_noted = True
+    def _note_worker(self, worker: WorkerProcess) -> None:
+        """What the worker reported of its isolation; the level's notes said once each."""
+        self.network_blocked = self._isolation.network_isolated or worker.network_blocked
+        isolation.announce_once(self._isolation.network_note(worker.network_blocked), self._said)
+        isolation.announce_once(self._isolation.root_note(worker.root), self._said)
 
     def close(self) -> None:
         if self._worker is not None:
@@ -356,9 +324,8 @@ class Sandbox:
             if self._forkserver is None or not self._forkserver.alive():
                 self._forkserver = zygote.shared()
             self._check_files()
-            self._worker = WorkerProcess(self._forkserver, self.config, self._ids, self.level)
-            self._note_network(self._worker.network_blocked)
-            self._note_root(self._worker.root)
+            self._worker = WorkerProcess(self._forkserver, self.config, self._ids, self._isolation)
+            self._note_worker(self._worker)
         reload = [self.active] if self.worker_per_exercise else self._loaded
         for name in (n for n in reload if n in self._loaded):   # loads the same way again
             source = self.modules[name]

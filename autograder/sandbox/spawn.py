@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.sandbox import limits, wire
+from autograder.sandbox import isolation, levels, limits, wire
 from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 
@@ -51,7 +51,8 @@ def chosen(config: limits.SandboxConfig) -> bool:
     """Whether ``config``'s workers are spawned (True) or forked from the zygote (False)."""
     if not hasattr(os, "fork"):
         return True
-    if getattr(config, "isolation", "auto") in ("namespaces", "user"):
+    forced = getattr(config, "isolation", "auto") or "auto"
+    if forced in levels.LEVELS and isolation.get(forced).worker_user:
         return False            # a spawned worker is isolated by process only: never a downgrade
     start = os.environ.get(ENV_VAR) or getattr(config, "worker_start", "auto") or "auto"
     if start == "spawn":
