@@ -120,8 +120,8 @@ def test_namespaces_worker_sees_only_its_root_or_nothing_of_the_kit(monkeypatch,
     try:
         box.start()
         probe = StudentModules(box, ["probe"]).probe
-        assert box.level == "namespaces" and box._worker.root == ("pivot_root" if own_root else "hidden")
         assert probe.entries(str(ROOT / "autograder")) in (None, [])   # absent, or an empty cover
+        assert box.level == "namespaces" and box.worker_root == ("pivot_root" if own_root else "hidden")
         if own_root:        # only what imports need: here the venv and pytest's sys.path entry
             assert set(probe.entries(str(ROOT))) <= {".venv", "tests"}
             assert probe.entries("/etc") == ["group", "ld.so.cache", "localtime", "passwd"]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import asuser, harden, ipc, levels, limits, netfilter
+from autograder.sandbox import asuser, harden, ipc, isolation, levels, limits, netfilter
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = "ag-round3"
@@ -111,7 +111,6 @@ def _shm_rows(uid: int) -> list[tuple[str, int]]:
 @needs_root
 def test_sweep_removes_what_the_worker_user_left_in_the_kernel():
     uid, gid = limits.ensure_user(WORKER)
-    from autograder.sandbox import forkserver
 
     def leave_objects() -> bytes:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -121,7 +120,7 @@ def test_sweep_removes_what_the_worker_user_left_in_the_kernel():
     ids = json.loads(asuser.run_as_user(uid, gid, leave_objects))
     assert all(i >= 0 for i in ids), ids
     assert {kind for kind, _ in _shm_rows(uid)} == {"shm", "sem", "msg"}
-    forkserver.sweep_user(uid, gid)
+    isolation.UserLevel().sweep({"uid": uid, "gid": gid}, None)
     assert _shm_rows(uid) == []
 
 

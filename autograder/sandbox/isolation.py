@@ -26,7 +26,9 @@ import sys
 from pathlib import Path
 from typing import Callable, ClassVar
 
-from autograder.sandbox import levels, limits
+# Worker-side modules are imported HERE, at module level: the worker uses them after it has
+# entered its own root, where the kit's files are no longer visible (no lazy imports there).
+from autograder.sandbox import ipc, levels, limits, namespaces, netfilter, wire
 
 
 class Level:
@@ -82,7 +84,6 @@ class Level:
     def enter(self, sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> tuple[str, bool]:
         """Enter what isolates the worker; reports the worker's pid on ``sock``.
         Returns (how the root was made, whether an IPC namespace of its own bounds IPC)."""
-        from autograder.sandbox import wire
         wire.send(sock, {"pid": os.getpid()})
         return "shared", False
 
@@ -98,7 +99,6 @@ class Level:
         namespace of its own holds it); whether it is on."""
         if not self.worker_user:
             return False
-        from autograder.sandbox import netfilter
         return netfilter.block_network(refuse_ipc=not ipc_bounded)
 
 
@@ -131,7 +131,6 @@ class UserLevel(Level):
         scratch folders. (Parallel graders use different worker users.)"""
         if not ids or ids["uid"] == 0:
             return
-        from autograder.sandbox import ipc
         limits.kill_all_of_user(ids["uid"], ids["gid"])
         ipc.sweep_user(ids["uid"])
         limits.remove_user_files(ids["uid"])
@@ -176,7 +175,6 @@ class NamespacesLevel(Level):
                 "rest of the file system is visible (read-only for it where permissions say so)")
 
     def enter(self, sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> tuple[str, bool]:
-        from autograder.sandbox import namespaces
         return namespaces.enter(sock, cfg, config)    # continues as pid 1 of a new pid namespace
 
 

@@ -56,8 +56,8 @@ def describe_level(level: str) -> str:
 @functools.lru_cache(maxsize=1)
 def detect() -> tuple[str, str]:
     """(strongest level available, why), probed once per process."""
-    if not hasattr(os, "geteuid") or not sys.platform.startswith("linux"):
-        return "process", f"no user or namespace isolation on {sys.platform}"
+    if not hasattr(os, "geteuid") or not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        return "process", f"no user or namespace isolation on {sys.platform} (or without fork)"
     if os.geteuid() != 0:
         return "process", "the grader is not running as root"
     refused = _probe_namespaces()

@@ -266,6 +266,12 @@ class Sandbox:
             self.close()
             self.generation += 1
 
+    @property
+    def worker_root(self) -> str:
+        """How the running worker's root was made ("pivot_root", "chroot", "hidden", "shared"),
+        or "" when no worker runs."""
+        return self._worker.root if self._worker is not None and hasattr(self._worker, "root") else ""
+
     def output(self) -> str:
         return self._worker.output.text() if self._worker else ""
 

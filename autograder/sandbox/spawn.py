@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.sandbox import isolation, levels, limits, wire
+from autograder.sandbox import levels, limits, wire
 from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 
@@ -52,6 +52,7 @@ def chosen(config: limits.SandboxConfig) -> bool:
     if not hasattr(os, "fork"):
         return True
     forced = getattr(config, "isolation", "auto") or "auto"
+    from autograder.sandbox import isolation     # here, not at the top: Linux-only modules behind it
     if forced in levels.LEVELS and isolation.get(forced).worker_user:
         return False            # a spawned worker is isolated by process only: never a downgrade
     start = os.environ.get(ENV_VAR) or getattr(config, "worker_start", "auto") or "auto"
