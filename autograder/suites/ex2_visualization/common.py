@@ -9,13 +9,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from autograder import seeds
 from autograder.diagnosis import ex2 as mistakes
 from autograder.suites.checks import fail
 
 
-def weights(n: int, m: int, seed: int, lead: tuple[int, ...] = ()) -> np.ndarray:
-    """Row-stochastic weights with distinct entries in (0, 1)."""
-    x = np.random.default_rng(seed).normal(scale=1.2, size=lead + (n, m))
+def weights(n: int, m: int, seed: int | str, lead: tuple[int, ...] = ()) -> np.ndarray:
+    """Row-stochastic weights with distinct entries in (0, 1), drawn from the current test's
+    seed number ``seed`` (an int) or from the seed named ``seed`` (a str: session fixtures)."""
+    r = seeds.rng(name=seed) if isinstance(seed, str) else seeds.rng(seed)
+    x = r.normal(scale=1.2, size=lead + (n, m))
     e = np.exp(x - x.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)
 

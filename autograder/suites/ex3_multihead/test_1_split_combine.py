@@ -5,12 +5,13 @@ import pytest
 import torch
 
 import reference.multihead as ref
+from autograder import seeds
 from autograder.diagnosis import ex3 as mistakes
 from autograder.suites.checks import describe_inputs, expect_close, expect_dtype, expect_shape, fail
 
 
 def _x(seed: int, shape=(2, 5, 12), dtype=torch.float32) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
+    g = seeds.generator(seed)
     return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
 
 

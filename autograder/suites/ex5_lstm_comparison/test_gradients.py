@@ -66,7 +66,7 @@ def test_gradient_norms_leave_grads_alone(student, support):
                     f"{', …' if len(filled) > 4 else ''}): take the gradient with "
                     "torch.autograd.grad(target, E) instead of .backward()",
                     cause="loss.backward() fills every parameter's .grad: use torch.autograd.grad(loss, E) instead")
-    support.training.set_grads(model, common.SEED + 72)
+    support.training.set_grads(model, common.seed(72))
     before = support.training.grads(model)
     student.lstm_vs_attention.input_gradient_norms(model, tokens, labels)
     changed = _changed(before, support.training.grads(model))

@@ -85,7 +85,7 @@ def test_lstm_values(student):
     inputs = checks.describe_inputs(tokens=tokens)
     with torch.no_grad():
         want_embed = reference.embed_inputs(tokens)
-        x = torch.randn(common.BATCH, common.SEQ, common.D_MODEL, generator=torch.Generator().manual_seed(common.SEED + 12))
+        x = torch.randn(common.BATCH, common.SEQ, common.D_MODEL, generator=common.seeds.generator(12))
         want_classify = reference.classify(x)
         want_logits = reference(tokens)
     got = model.embed_inputs(tokens)
@@ -125,7 +125,7 @@ def test_attention_classify(student):
     """AttentionClassifier.classify: scaled self-attention, head of the LAST position"""
     model, reference = common.pair(student, "attention", 30)
     x = torch.randn(common.BATCH, common.SEQ, common.D_MODEL,
-                    generator=torch.Generator().manual_seed(common.SEED + 31)) * 1.5
+                    generator=common.seeds.generator(31)) * 1.5
     inputs = checks.describe_inputs(x=x)
     with torch.no_grad():
         want = reference.classify(x)
