@@ -42,6 +42,15 @@ def shown_matrix(info: dict, what: str) -> np.ndarray:
     return np.array([[np.nan if v is None else float(v) for v in row] for row in matrix])
 
 
+def expect_finite_heatmap(info: dict, what: str) -> None:
+    """A heatmap is drawn and shows numbers in every cell (not NaN, inf or masked cells):
+    whatever else a test judges, the weights must be on display."""
+    got = shown_matrix(info, what)
+    if got.size == 0 or not np.isfinite(got).all():
+        fail(f"{what}: the heatmap shows NaN/inf or empty cells "
+             f"({int((~np.isfinite(got)).sum())} of {got.size}): it must display the weights")
+
+
 def expect_matrix(info: dict, w: np.ndarray, what: str) -> None:
     """The displayed matrix equals ``w`` with query i as row i from the top, key j as column j."""
     got = shown_matrix(info, what)

@@ -88,6 +88,26 @@ def kit_pair(support, seed: int):
     return remote, local
 
 
+def expect_uses_loaded_weights(remote_model, kind: str, name: str, **sizes) -> None:
+    """``remote_model`` (the student's, in the worker) loads two different reference states
+    and gives finite logits that differ between them: its forward really uses the weights
+    it was given. The comparison is made here, in the grader."""
+    vocab = sizes.get("vocab", VOCAB)
+    tokens, _ = dataset(3, 5, vocab, 902)
+    logits = []
+    for offset in (900, 901):
+        load(remote_model, reference_model(kind, offset, **sizes), name)
+        got = remote_model(tokens)
+        checks.expect_shape(got, (3, sizes.get("classes", CLASSES)), f"{name}(tokens)",
+                            checks.describe_inputs(tokens=tokens))
+        checks.expect_all_finite(got, f"{name}(tokens)", checks.describe_inputs(tokens=tokens))
+        logits.append(torch.as_tensor(got).detach().double())
+    if not float((logits[0] - logits[1]).abs().max()) > 1e-6:
+        checks.fail(f"{name}: the logits did not change when load_state_dict gave the model different "
+                    "weights: forward must use the loaded submodules (do not re-create them after "
+                    "__init__, and do not override load_state_dict)")
+
+
 def dataset(num: int, seq: int, vocab: int, seed: int):
     return ref.make_recall_dataset(num, seq, vocab, seeds.seed(seed))
 

@@ -50,7 +50,8 @@ def test_dataset_exact(student):
 @pytest.mark.points(0.5)
 def test_labels_are_a_copy(student, support):
     """make_recall_dataset returns labels as a copy, not a view of tokens"""
-    student.lstm_vs_attention.make_recall_dataset(12, 6, 9, common.seed(5))   # errors name the student's function
+    made = student.lstm_vs_attention.make_recall_dataset(12, 6, 9, common.seed(5))   # errors name the student's function
+    checks.expect_all_finite(made, "make_recall_dataset(12, 6, 9, seed)")
     shares = support.training.outputs_share_memory(
         student.lstm_vs_attention.make_recall_dataset, 12, 6, 9, common.seed(5))
     if len(shares) >= 2 and shares[1][0]:

@@ -59,7 +59,9 @@ def test_gradient_norms_leave_grads_alone(student, support):
     model, local = common.kit_pair(support, 70)
     tokens, labels = common.dataset(4, 6, common.VOCAB, 71)
     call = "input_gradient_norms(model, tokens, labels)"
-    student.lstm_vs_attention.input_gradient_norms(model, tokens, labels)
+    norms = student.lstm_vs_attention.input_gradient_norms(model, tokens, labels)
+    checks.expect_shape(norms, (6,), call, checks.describe_inputs(tokens=tokens, labels=labels))
+    checks.expect_all_finite(norms, call)
     filled = sorted(k for k, g in support.training.grads(model).items() if g is not None)
     if filled:
         checks.fail(f"{call} filled the .grad of parameters that had none ({', '.join(filled[:4])}"
