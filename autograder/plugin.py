@@ -6,6 +6,7 @@ exception's message (suites run with ``--assert=plain``), never from test source
 """
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -95,8 +96,11 @@ class GradingPlugin:
         """This run's seeds; public tests (literal seeds, reproduced by students) never need
         the secret, so ``check`` neither reads nor creates one."""
         if hidden not in self._seeds:
-            self._seeds[hidden] = seeds.for_submission(
-                self._submission, None if hidden else seeds.FALLBACK_SECRET)
+            secret, origin = seeds.load_secret() if hidden else (seeds.FALLBACK_SECRET, "public")
+            if origin == "fallback":
+                print(f"warning: no hidden-input secret could be read or created ({seeds.SECRET_FILE}): "
+                      "hidden inputs use the public fallback secret", file=sys.stderr)
+            self._seeds[hidden] = seeds.for_submission(self._submission, secret)
         return self._seeds[hidden]
 
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:

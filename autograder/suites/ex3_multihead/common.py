@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
 import torch
 
 import reference.multihead as ref
