@@ -80,15 +80,22 @@ def load_secret() -> tuple[bytes, str]:
             pass
         except (OSError, ValueError):
             return FALLBACK_SECRET, "fallback"
-        try:                         # a checkout's first grading: make its own, atomically
-            fd = os.open(SECRET_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        text = new_secret()          # a checkout's first grading: make its own, whole or not at all
+        tmp = SECRET_FILE.with_name(f".{SECRET_FILE.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(text + "\n")
+            os.link(tmp, SECRET_FILE)   # fails if another grader (batch jobs) linked one first
         except FileExistsError:
-            continue                 # another grader made it meanwhile: read that one
+            continue                 # read that one
         except OSError:
             return FALLBACK_SECRET, "fallback"
-        text = new_secret()
-        with os.fdopen(fd, "w", encoding="ascii") as handle:
-            handle.write(text + "\n")
+        finally:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         return parse_secret(text), "created"
     return FALLBACK_SECRET, "fallback"
 

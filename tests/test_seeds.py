@@ -134,3 +134,17 @@ def test_a_checkouts_secret_is_never_shipped(tmp_path):
     assert "autograder/SEED_SECRET" not in gradescope.kit_files(root, ())
     with pytest.raises(BuildError, match="seed-secret"):
         gradescope.plan(ROOT, (), seed_secret="12")
+
+
+def test_concurrent_graders_agree_on_a_new_checkout_secret(tmp_path):
+    """batch starts several graders at once on a fresh checkout: they all read one secret."""
+    import subprocess
+    import sys
+    code = ("import sys; from pathlib import Path; from autograder import seeds; "
+            "seeds.SECRET_FILE = Path(sys.argv[1]); s, o = seeds.load_secret(); print(s.hex(), o)")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "SEED_SECRET")],
+                              stdout=subprocess.PIPE, text=True) for _ in range(6)]
+    outs = [p.communicate(timeout=60)[0].split() for p in procs]
+    assert len({secret for secret, _ in outs}) == 1, outs
+    assert all(origin in ("created", "file") for _, origin in outs), outs
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["SEED_SECRET"]      # no leftovers
