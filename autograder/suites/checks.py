@@ -126,9 +126,10 @@ def nonfinite_message(arr: np.ndarray, bad: np.ndarray, what: str) -> str:
 
 
 def expect_all_finite(value: Any, what: str, inputs: str = "") -> None:
-    """Every array or tensor in ``value`` (nested tuples, lists, dicts too) holds numbers only:
-    no NaN, no inf. For tests that judge something else about a call (its inputs left alone,
-    its structure, that it runs): a result of NaN/inf is no result."""
+    """``value`` is arrays or tensors (or numbers; nested in tuples, lists, dicts too) holding
+    numbers only: no NaN, no inf, no other kind of object. For tests that judge something
+    else about a call (its inputs left alone, its structure, that it runs): a result of
+    NaN/inf, or an object that only poses as one, is no result."""
     if isinstance(value, (tuple, list)):
         for i, item in enumerate(value):
             expect_all_finite(item, f"{what}[{i}]" if len(value) > 1 else what, inputs)
@@ -137,9 +138,11 @@ def expect_all_finite(value: Any, what: str, inputs: str = "") -> None:
         for key, item in value.items():
             expect_all_finite(item, f"{what}[{key!r}]", inputs)
         return
-    if isinstance(value, float):
-        value = np.asarray(value)
-    if isinstance(value, (np.ndarray, torch.Tensor)) and value.dtype not in (torch.bool, np.bool_):
+    if isinstance(value, (bool, int, float)):
+        value = np.asarray(float(value))
+    if not isinstance(value, (np.ndarray, torch.Tensor)):
+        fail(f"{what}: expected an array or tensor, got {type(value).__name__}")
+    if value.dtype not in (torch.bool, np.bool_):
         arr = as_array(value, what)
         if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
             fail(nonfinite_message(arr, ~np.isfinite(arr), what) + (f" (inputs: {inputs})" if inputs else ""))
