@@ -6,14 +6,15 @@ exception's message (suites run with ``--assert=plain``), never from test source
 """
 from __future__ import annotations
 
+import sys
 import time
 import traceback
-import zlib
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
+from autograder import seeds
 from autograder.budget import Budgets, BudgetedSandbox
 from autograder.contract import EXERCISES
 from autograder.intake import Submission
@@ -41,6 +42,7 @@ class GradingPlugin:
         self.crashes: dict[str, int] = {}        # exercise -> worker deaths during its tests
         self.seconds: dict[str, float] = {}      # exercise -> wall time of its tests
         self.done: list[str] = []                # exercises whose tests have all run
+        self._seeds: dict[bool, seeds.Seeds] = {}   # hidden?: the run's seeds (autograder.seeds)
 
     @classmethod
     def collector(cls) -> "GradingPlugin":
@@ -89,13 +91,30 @@ class GradingPlugin:
         clock runs from its first test; once its budget is spent its remaining tests fail
         here, before any fixture calls into the worker. Every test starts from the same random
         state in the worker, whatever ran before it (or crashed and restarted the worker):
-        same submission, same scores."""
+        same submission, same scores. Hidden inputs and that state are derived from the
+        build's secret, the exercise's source and the test (:mod:`autograder.seeds`)."""
         exercise = exercise_of(item)
         if exercise in _ID_TO_MODULE and exercise != self.budgets.current:
             self._sandbox.enter(_ID_TO_MODULE[exercise])
         self.budgets.enter(exercise)
         self.budgets.check()
-        self._sandbox.reseed(zlib.crc32(item.nodeid.encode()))
+        run_seeds = self.seeds_for(hidden=item.get_closest_marker("public") is None)
+        seeds.enter(run_seeds, exercise, item.nodeid)
+        self._sandbox.reseed(seeds.worker_seed(run_seeds, exercise, item.nodeid))
+
+    def seeds_for(self, hidden: bool) -> seeds.Seeds:
+        """This run's seeds; public tests (literal seeds, reproduced by students) never need
+        the secret, so ``check`` neither reads nor creates one."""
+        if hidden not in self._seeds:
+            secret, origin = seeds.load_secret() if hidden else (seeds.FALLBACK_SECRET, "public")
+            if origin == "fallback":
+                print(f"warning: no hidden-input secret could be read or created ({seeds.SECRET_FILE}): "
+                      "hidden inputs use the public fallback secret", file=sys.stderr)
+            self._seeds[hidden] = seeds.for_submission(self._submission, secret)
+        return self._seeds[hidden]
+
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        seeds.leave()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):

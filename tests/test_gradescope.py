@@ -70,6 +70,7 @@ def scratch_root(tmp_path_factory) -> Path:
     return root
 
 
+SEED_SECRET = "5eed" * 16          # pinned: builds are byte-identical (unpinned, SEED_SECRET differs)
 ZIPS = ("release", "gradescope")     # the exports these tests read; the others cost ~20 s a build
 
 
@@ -77,7 +78,8 @@ def _build(root: Path, out: Path, exercises: str | None = None, points: str | No
            only: tuple[str, ...] | None = ZIPS) -> BuildContext:
     write_release(build_release(ROOT), root / "assignments")     # current, even if the tree moved
     return build(BuildContext(root=root, out=out, exercises=contract.select(exercises),
-                              points=parse_points(points), say=lambda _msg: None), only=only)
+                              points=parse_points(points), say=lambda _msg: None,
+                              seed_secret=SEED_SECRET), only=only)
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +122,8 @@ def test_zip_layout(dist):
         infos = {i.filename: i for i in archive.infolist()}
     names = set(infos)
     for name in ("setup.sh", "run_autograder", "requirements.txt", "autograder/__main__.py",
-                 "autograder/BUILD_INFO.json", "autograder/suites/pytest.ini", "reference/__init__.py"):
+                 "autograder/BUILD_INFO.json", "autograder/SEED_SECRET", "autograder/suites/pytest.ini",
+                 "reference/__init__.py"):
         assert name in names, name
     for script in ("setup.sh", "run_autograder"):
         assert (infos[script].external_attr >> 16) & 0o777 == 0o755

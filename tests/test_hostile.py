@@ -72,7 +72,7 @@ PROOF = "/var/tmp/ag-proof-{token}"
 WORKER_USER = "ag-hostile"
 EXTRA_ARGS: tuple[str, ...] = ("--worker-user", WORKER_USER)   # `grade` options (test_hostile_user_level.py)
 NO_MORE = "no_more_than:sabotaged_baseline"
-JUNK = "no_more_than:honest_junk"          # NaN of the right shapes: may earn shape/"unchanged" checks
+JUNK = "no_more_than:honest_junk"          # NaN of the right shapes: earns nothing (tests/test_nonfinite.py)
 CASES: dict[str, Case] = {
     # leaving the interpreter
     "exit_at_import": Case("zero", contains=(r"SystemExit",)),
@@ -92,7 +92,7 @@ CASES: dict[str, Case] = {
     "huge_output_stub": Case("zero"),
     # fooling the judgement
     "monkeypatch_stub": Case("zero"),
-    "honest_junk": Case("partial"),
+    "honest_junk": Case("zero"),
     "ndarray_subclass_liar": Case(JUNK),
     "tensor_subclass_liar": Case(JUNK),
     "lying_object": Case(JUNK),

@@ -2,7 +2,7 @@
 
     python -m autograder build [--exercises ex1,ex3] [--points ex1=30,ex3=20] [--out dist]
                                [--only gradescope,release] [--self-grade]
-                               [--torch-index URL | --torch-find-links DIR]
+                               [--torch-index URL | --torch-find-links DIR] [--seed-secret HEX]
                                [--verify docker [--base-image IMAGE] [--rebuild-image]]
 
 ``--verify docker`` then proves ``dist/autograder.zip`` in a Gradescope replica (Docker image
@@ -44,6 +44,7 @@ class BuildContext:
     points: dict[str, float] = field(default_factory=dict)   # --points overrides (exercise id -> total)
     torch_index: str = ""                        # --torch-index: setup.sh's default torch index
     torch_find_links: str = ""                   # --torch-find-links: setup.sh's default wheel folder
+    seed_secret: str = ""                        # --seed-secret: the hidden inputs' secret (default: random)
     artifacts: dict[str, list[Path]] = field(default_factory=dict)   # step name -> paths written
     say: Callable[[str], None] = print
 
@@ -128,6 +129,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--torch-find-links", default=None, metavar="DIR",
                    help="setup.sh installs torch from this wheel folder on the image-build machine, "
                         "absolute or relative to /autograder/source (AUTOGRADER_TORCH_FIND_LINKS overrides it)")
+    p.add_argument("--seed-secret", default=None, metavar="HEX",
+                   help="the secret hidden test inputs are derived from (autograder/seeds.py), written into "
+                        "the Gradescope zip; at least 32 hex digits (default: a fresh random one per build, "
+                        "so each build's zip differs; pin it to rebuild byte-identical zips or keep "
+                        "regrades identical across builds)")
     p.add_argument("--verify", choices=["docker"], default=None,
                    help="then build dist/autograder.zip's image in a Docker replica of Gradescope and grade "
                         "the solutions, the stubs, a mutant and hostile submissions in fresh containers "
@@ -145,7 +151,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         ctx = BuildContext(root=root, out=Path(args.out).resolve(),
                            exercises=contract.select(args.exercises), points=parse_points(args.points),
-                           torch_index=args.torch_index or "", torch_find_links=args.torch_find_links or "")
+                           torch_index=args.torch_index or "", torch_find_links=args.torch_find_links or "",
+                           seed_secret=args.seed_secret or "")
         build(ctx, [s.strip() for s in args.only.split(",")] if args.only else None)
     except (BuildError, ReleaseError, ValueError) as exc:
         print(f"build failed: {exc}", file=sys.stderr)

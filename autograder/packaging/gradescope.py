@@ -12,6 +12,9 @@ Layout of the zip (Gradescope unzips it into ``/autograder/source``)::
                           everything they need, as installed where the build ran
     autograder/           the kit: engine, support, diagnosis, the chosen exercises' suites
     autograder/BUILD_INFO.json   build id, exercises, their point totals (read by contract.py)
+    autograder/SEED_SECRET       the hidden inputs' secret (autograder/seeds.py): fresh and random
+                          per build unless `build --seed-secret HEX` pins it; unreadable to the
+                          worker like the rest of autograder/
     reference/            the oracle
 
 Run from ``/autograder/source``, ``python -m autograder`` imports this copy: the current
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import Iterable
 
 import autograder
-from autograder import contract
+from autograder import contract, seeds
 from autograder.packaging.zips import BUILD_INFO, BuildError, write_zip
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -136,7 +139,8 @@ def _files_under(folder: Path) -> Iterable[Path]:
         rel = path.relative_to(folder)
         if any(part in SKIP_DIRS or part.endswith(".egg-info") for part in rel.parts):
             continue
-        if path.is_file() and not path.name.endswith(SKIP_SUFFIXES) and path.name != BUILD_INFO:
+        if path.is_file() and not path.name.endswith(SKIP_SUFFIXES) \
+                and path.name not in (BUILD_INFO, seeds.SECRET_FILE.name):    # the build writes its own
             yield path
 
 
@@ -202,8 +206,11 @@ def _baked(option: str, value: str | None) -> str:
 
 def plan(root: Path, exercises: tuple[contract.Exercise, ...],
          points: dict[str, float] | None = None, torch_index: str | None = None,
-         torch_find_links: str | None = None) -> GradescopeBuild:
+         torch_find_links: str | None = None, seed_secret: str | None = None) -> GradescopeBuild:
     """Everything ``autograder.zip`` will hold, in memory.
+
+    ``seed_secret``: the hidden inputs' secret, hex (``build --seed-secret``); default: a
+    fresh random one, so two builds differ in ``autograder/SEED_SECRET`` only.
 
     ``torch_index`` / ``torch_find_links``: where ``setup.sh`` takes torch from by default
     (``build --torch-index`` / ``--torch-find-links``; see the rules at the top of setup.sh).
@@ -227,7 +234,14 @@ def plan(root: Path, exercises: tuple[contract.Exercise, ...],
         "source_commit": _git_commit(root),
     }
     digest.update(json.dumps(info, sort_keys=True).encode())
-    info["build_id"] = digest.hexdigest()[:16]
+    info["build_id"] = digest.hexdigest()[:16]        # the kit's code and settings, not the secret
+    secret = seed_secret.strip() if seed_secret else seeds.new_secret()
+    try:
+        seeds.parse_secret(secret)
+    except ValueError as exc:
+        raise BuildError(f"--seed-secret: {exc}") from None
+    info["seed_secret_sha256"] = hashlib.sha256(bytes.fromhex(secret)).hexdigest()[:16]   # which, never what
+    entries[f"autograder/{seeds.SECRET_FILE.name}"] = ((secret.lower() + "\n").encode(), 0o600)
     values = {"KIT_VERSION": f"attention-autograder {autograder.__version__}, build {info['build_id']}",
               "VENV": VENV}
     entries[f"autograder/{BUILD_INFO}"] = (
@@ -247,7 +261,7 @@ def plan(root: Path, exercises: tuple[contract.Exercise, ...],
 def export(ctx) -> list[Path]:
     """Build step ``gradescope`` (see :mod:`autograder.packaging.build`)."""
     build = plan(ctx.root, ctx.exercises, ctx.points, getattr(ctx, "torch_index", ""),
-                 getattr(ctx, "torch_find_links", ""))
+                 getattr(ctx, "torch_find_links", ""), getattr(ctx, "seed_secret", "") or None)
     path = write_zip(ctx.out / "autograder.zip", build.entries)
     total = sum(build.info["points"].values())
     ctx.say(f"gradescope: {path}  ({path.stat().st_size / 1e6:.2f} MB, {len(build.entries)} files, "

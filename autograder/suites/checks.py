@@ -116,6 +116,38 @@ def tolerance(dtype: Any) -> tuple[float, float]:
     return 1e-4, 1e-5
 
 
+def nonfinite_message(arr: np.ndarray, bad: np.ndarray, what: str) -> str:
+    """``"weights: contains NaN (returned NaN/inf at index (0, 2), 6 of 12 entries)"``."""
+    index = tuple(int(i) for i in np.argwhere(bad)[0]) if arr.ndim else ()
+    first = arr[index] if arr.ndim else arr
+    kind = "NaN" if np.isnan(first) else "inf"
+    return (f"{what}: contains {kind} (returned NaN/inf at index {index}, "
+            f"{int(bad.sum())} of {bad.size} entries)")
+
+
+def expect_all_finite(value: Any, what: str, inputs: str = "") -> None:
+    """``value`` is arrays or tensors (or numbers; nested in tuples, lists, dicts too) holding
+    numbers only: no NaN, no inf, no other kind of object. For tests that judge something
+    else about a call (its inputs left alone, its structure, that it runs): a result of
+    NaN/inf, or an object that only poses as one, is no result."""
+    if isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            expect_all_finite(item, f"{what}[{i}]" if len(value) > 1 else what, inputs)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            expect_all_finite(item, f"{what}[{key!r}]", inputs)
+        return
+    if isinstance(value, (bool, int, float)):
+        value = np.asarray(float(value))
+    if not isinstance(value, (np.ndarray, torch.Tensor)):
+        fail(f"{what}: expected an array or tensor, got {type(value).__name__}")
+    if value.dtype not in (torch.bool, np.bool_):
+        arr = as_array(value, what)
+        if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+            fail(nonfinite_message(arr, ~np.isfinite(arr), what) + (f" (inputs: {inputs})" if inputs else ""))
+
+
 def expect_finite(value: Any, what: str, inputs: str, nan_hint: str = "") -> None:
     """No NaN or inf; ``nan_hint`` names the likely cause of NaN when the caller can tell."""
     arr = as_array(value, what)
@@ -138,8 +170,10 @@ def expect_close(actual: Any, expected: Any, what: str, *, inputs: str = "",
         where += f"\nexpected {shown(want)}\ngot      {shown(got)}"
     if got.shape != want.shape:
         fail(f"{what}: expected shape {want.shape}, got {got.shape}{where}")
-    if np.isnan(got).any() and not np.isnan(want).any():
-        fail(f"{what}: contains NaN{where}" + _hint(got, mistakes, rtol, atol))
+    if got.dtype.kind in "fc" and want.dtype.kind in "fc":
+        nonfinite = ~np.isfinite(got) & np.isfinite(want)       # NaN/inf where a number is due
+        if nonfinite.any():
+            fail(nonfinite_message(got, nonfinite, what) + where + _hint(got, mistakes, rtol, atol))
     if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
         return
     diff = np.abs(got - want)

@@ -78,7 +78,7 @@ def test_public_mask_true_means_may_attend(student):
 @pytest.mark.public
 @pytest.mark.points(1)
 def test_public_torch_keeps_dtype(student):
-    """scaled_dot_product_attention keeps float32 and has the right shapes"""
+    """scaled_dot_product_attention keeps float32 and has the right shapes (finite values)"""
     g = torch.Generator().manual_seed(0)
     Q, K, V = (torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g),
                torch.randn(2, 5, 6, generator=g))
@@ -90,6 +90,8 @@ def test_public_torch_keeps_dtype(student):
         f"got output {tuple(out.shape)} and weights {tuple(w.shape)}, expected (2, 3, 6) and (2, 3, 5)"
     assert out.dtype == torch.float32 and w.dtype == torch.float32, \
         f"float32 inputs gave {out.dtype} / {w.dtype}; keep the input's dtype"
+    assert bool(torch.isfinite(out.detach()).all() and torch.isfinite(w.detach()).all()), \
+        "the output or the weights contain NaN or inf"
 
 
 @pytest.mark.public

@@ -62,6 +62,7 @@ def test_backward_leaves_inputs_unchanged(student, support):
     dO = common.rng(27).normal(size=(2, 3, 3))
     mask = common.mask(26, (3, 4))
     with checks.calling(f"attention.{NAME}"):
-        _, changes = support.autograd.call_and_check_unchanged(
+        result, changes = support.autograd.call_and_check_unchanged(
             getattr(student.attention, NAME), [dO, Q, K, V, mask])
-    common.expect_unchanged(changes, ["d_output", "Q", "K", "V", "mask"], NAME)   # values: the other tests
+    common.expect_unchanged(changes, ["d_output", "Q", "K", "V", "mask"], NAME)
+    checks.expect_all_finite(result, f"{NAME}(…)", checks.describe_inputs(d_output=dO, Q=Q, K=K, V=V, mask=mask))   # values: the other tests

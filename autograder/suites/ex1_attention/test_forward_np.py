@@ -93,6 +93,7 @@ def test_np_leaves_inputs_unchanged(student, support):
     Q, K, V = common.qkv(18, (2,), n=3, m=4, d_k=2, d_v=3)
     mask = common.mask(18, (3, 4))
     with checks.calling(f"attention.{NAME}"):
-        _, changes = support.autograd.call_and_check_unchanged(
+        result, changes = support.autograd.call_and_check_unchanged(
             student.attention.scaled_dot_product_attention_np, [Q, K, V, mask])
-    common.expect_unchanged(changes, ["Q", "K", "V", "mask"], NAME)     # values: the other tests
+    common.expect_unchanged(changes, ["Q", "K", "V", "mask"], NAME)
+    checks.expect_all_finite(result, f"{NAME}(…)", checks.describe_inputs(Q=Q, K=K, V=V, mask=mask))     # values: the other tests

@@ -81,6 +81,7 @@ def test_numerical_gradient_leaves_x_unchanged(student, support):
     grad, changes, report, _, _, inputs = _run(student, support, "sin_mix", _params(5, x.size), x, eps)
     # in-place perturbation restored with arithmetic may leave rounding dust: allow it
     common.expect_unchanged(changes[1:2], ["x"], NAME, tolerance=1e-12)
+    checks.expect_all_finite(grad, f"{NAME}(f, x)", inputs)
     records = report["records"]
     wrong_shape = [r for r in records if r["shape"] != list(x.shape)]
     if wrong_shape:

@@ -16,7 +16,8 @@ def test_no_banned_apis(student, submission):
         checks.fail(found.problem or "attention.py could not be read")
     # the points are for a working hand-written attention, not for an empty file
     Q, K, V = common.to_torch(*common.qkv(90, (), n=2, m=3, d_k=2, d_v=2))
-    student.attention.scaled_dot_product_attention(Q, K, V)
+    checks.expect_all_finite(student.attention.scaled_dot_product_attention(Q, K, V),
+                             "scaled_dot_product_attention(Q, K, V)", checks.describe_inputs(Q=Q, K=K, V=V))
     if found.banned:
         lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
         checks.fail("attention.py uses APIs this exercise does not allow (write attention yourself; "

@@ -75,5 +75,6 @@ def test_softmax_leaves_input_unchanged(student, support):
     """softmax does not modify its input (and runs)"""
     x = common.rng(6).normal(size=(3, 4))
     with checks.calling("attention.softmax"):
-        _, changes = support.autograd.call_and_check_unchanged(student.attention.softmax, [x], {"axis": -1})
-    common.expect_unchanged(changes, ["x"], "softmax")                 # values: the other tests
+        out, changes = support.autograd.call_and_check_unchanged(student.attention.softmax, [x], {"axis": -1})
+    common.expect_unchanged(changes, ["x"], "softmax")
+    checks.expect_all_finite(out, "softmax(x)", checks.describe_inputs(x=x))   # runs: returns numbers                 # values: the other tests

@@ -105,6 +105,7 @@ def test_torch_leaves_inputs_unchanged(student, support):
     Q, K, V = common.to_torch(*common.qkv(48, (2,), n=3, m=4, d_k=2, d_v=3))
     mask = torch.from_numpy(common.mask(48, (3, 4)))
     with checks.calling(f"attention.{NAME}"):
-        _, changes = support.autograd.call_and_check_unchanged(getattr(student.attention, NAME),
-                                                               [Q, K, V, mask])
-    common.expect_unchanged(changes, ["Q", "K", "V", "mask"], NAME)    # values: the other tests
+        result, changes = support.autograd.call_and_check_unchanged(getattr(student.attention, NAME),
+                                                                    [Q, K, V, mask])
+    common.expect_unchanged(changes, ["Q", "K", "V", "mask"], NAME)
+    checks.expect_all_finite(result, f"{NAME}(…)", checks.describe_inputs(Q=Q, K=K, V=V, mask=mask))    # values: the other tests

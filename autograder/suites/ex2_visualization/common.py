@@ -9,13 +9,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from autograder import seeds
 from autograder.diagnosis import ex2 as mistakes
 from autograder.suites.checks import fail
 
 
-def weights(n: int, m: int, seed: int, lead: tuple[int, ...] = ()) -> np.ndarray:
-    """Row-stochastic weights with distinct entries in (0, 1)."""
-    x = np.random.default_rng(seed).normal(scale=1.2, size=lead + (n, m))
+def weights(n: int, m: int, seed: int | str, lead: tuple[int, ...] = ()) -> np.ndarray:
+    """Row-stochastic weights with distinct entries in (0, 1), drawn from the current test's
+    seed number ``seed`` (an int) or from the seed named ``seed`` (a str: session fixtures)."""
+    r = seeds.rng(name=seed) if isinstance(seed, str) else seeds.rng(seed)
+    x = r.normal(scale=1.2, size=lead + (n, m))
     e = np.exp(x - x.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)
 
@@ -37,6 +40,15 @@ def shown_matrix(info: dict, what: str) -> np.ndarray:
     if matrix is None:
         fail(f"{what}: no heatmap found in the axes (use imshow, matshow or pcolormesh)")
     return np.array([[np.nan if v is None else float(v) for v in row] for row in matrix])
+
+
+def expect_finite_heatmap(info: dict, what: str) -> None:
+    """A heatmap is drawn and shows numbers in every cell (not NaN, inf or masked cells):
+    whatever else a test judges, the weights must be on display."""
+    got = shown_matrix(info, what)
+    if got.size == 0 or not np.isfinite(got).all():
+        fail(f"{what}: the heatmap shows NaN/inf or empty cells "
+             f"({int((~np.isfinite(got)).sum())} of {got.size}): it must display the weights")
 
 
 def expect_matrix(info: dict, w: np.ndarray, what: str) -> None:

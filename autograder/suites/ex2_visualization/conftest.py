@@ -5,7 +5,8 @@ with the kit's figure inspector (``support.figures``, also in the worker), close
 figures, and hands the tests plain data. Tests then judge different properties of the
 same drawing, so one mistake costs one test, and the suite stays fast.
 
-Inputs are fixed (seeded) and differ from the public tests'. Every weight matrix is
+Inputs are drawn from seeds named after each fixture (``autograder.seeds``), never the
+public tests' literal ones. Every weight matrix is
 non-square with distinct entries strictly between 0 and 1, so a transpose, a flip, or
 automatic colour limits all show.
 """
@@ -50,7 +51,7 @@ def _inspect(support, call) -> dict:
 @pytest.fixture(scope="session")
 def plain(student, support):
     """plot_attention(W (3, 5) NumPy, QUERIES, KEYS): no ax, no title, default cmap."""
-    w = weights(3, 5, seed=7321)
+    w = weights(3, 5, seed="plain")
     out = _inspect(support, lambda: student.visualize.plot_attention(w, QUERIES, KEYS))
     return {"weights": w, "queries": QUERIES, "keys": KEYS, **out}
 
@@ -58,7 +59,7 @@ def plain(student, support):
 @pytest.fixture(scope="session")
 def titled(student, support):
     """plot_attention(W (4, 2), …, title=TITLE, cmap="magma") — more queries than keys."""
-    w = weights(4, 2, seed=7322)
+    w = weights(4, 2, seed="titled")
     out = _inspect(support, lambda: student.visualize.plot_attention(
         w, QUERIES_2, KEYS_2, title=TITLE, cmap="magma"))
     return {"weights": w, "queries": QUERIES_2, "keys": KEYS_2, "title": TITLE, **out}
@@ -67,7 +68,7 @@ def titled(student, support):
 @pytest.fixture(scope="session")
 def from_tensor(student, support):
     """plot_attention(torch float32 tensor (3, 5) requiring grad, …)."""
-    w = weights(3, 5, seed=7323).astype(np.float32)
+    w = weights(3, 5, seed="from_tensor").astype(np.float32)
     t = torch.tensor(w, requires_grad=True)
     out = _inspect(support, lambda: student.visualize.plot_attention(t, QUERIES, KEYS))
     return {"weights": w.astype(np.float64), "queries": QUERIES, "keys": KEYS, **out}
@@ -76,7 +77,7 @@ def from_tensor(student, support):
 @pytest.fixture(scope="session")
 def into_given_ax(student, support):
     """A 1 × 2 figure made in the worker; plot_attention draws into the RIGHT axes."""
-    w = weights(3, 5, seed=7324)
+    w = weights(3, 5, seed="into_given_ax")
     try:
         fig, axes = support.modules.new_axes(1, 2, (7.0, 3.0))
         left, right = axes
@@ -107,7 +108,7 @@ def _inspect_figure(support, call) -> dict:
 @pytest.fixture(scope="session")
 def heads5(student, support):
     """plot_attention_heads(W (5, 3, 3) NumPy, HEAD_TOKENS, ncols=3, title=SUPTITLE): a 2 × 3 grid."""
-    w = weights(3, 3, seed=7325, lead=(5,))
+    w = weights(3, 3, seed="heads5", lead=(5,))
     out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(
         w, HEAD_TOKENS, ncols=3, title=SUPTITLE))
     return {"weights": w, "tokens": HEAD_TOKENS, "ncols": 3, "title": SUPTITLE, **out}
@@ -116,7 +117,7 @@ def heads5(student, support):
 @pytest.fixture(scope="session")
 def heads2(student, support):
     """plot_attention_heads(tensor (2, 3, 3) requiring grad, HEAD_TOKENS): default ncols=4, no title."""
-    w = weights(3, 3, seed=7326, lead=(2,)).astype(np.float32)
+    w = weights(3, 3, seed="heads2", lead=(2,)).astype(np.float32)
     t = torch.tensor(w, requires_grad=True)
     out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(t, HEAD_TOKENS))
     return {"weights": w.astype(np.float64), "tokens": HEAD_TOKENS, "ncols": 4, "title": None, **out}

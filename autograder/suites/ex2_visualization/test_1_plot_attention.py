@@ -5,8 +5,8 @@ import pytest
 
 from autograder.suites.checks import fail
 from autograder.suites.ex2_visualization.common import (expect_axis_labels, expect_clim,
-                                                         expect_matrix, expect_ticks,
-                                                         expect_types, got_axes)
+                                                         expect_finite_heatmap, expect_matrix,
+                                                         expect_ticks, expect_types, got_axes)
 
 pytestmark = pytest.mark.covers("plot_attention")
 
@@ -15,6 +15,7 @@ pytestmark = pytest.mark.covers("plot_attention")
 def test_returns_axes(plain):
     """plot_attention returns the matplotlib Axes it drew into"""
     expect_types(plain["types"], "Axes", "plot_attention")
+    expect_finite_heatmap(got_axes(plain), "plot_attention(weights (3, 5), …)")
 
 
 @pytest.mark.points(3.5)

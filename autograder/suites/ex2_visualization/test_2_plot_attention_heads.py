@@ -7,8 +7,8 @@ import pytest
 
 from autograder.suites.checks import fail
 from autograder.suites.ex2_visualization.common import (expect_axis_labels, expect_clim,
-                                                         expect_matrix, expect_ticks,
-                                                         expect_types)
+                                                         expect_finite_heatmap, expect_matrix,
+                                                         expect_ticks, expect_types)
 
 pytestmark = pytest.mark.covers("plot_attention_heads")
 
@@ -75,12 +75,19 @@ def expect_grid(drawn: dict) -> None:
 def test_returns_figure(heads5):
     """plot_attention_heads returns a matplotlib Figure"""
     expect_types(heads5["types"], "Figure", "plot_attention_heads")
+    shown = [ax for ax in _figure(heads5)["axes"] if _visible(ax) and ax.get("matrix") is not None]
+    if not shown:
+        fail(f"{_call(heads5)}: the figure shows no heatmap")
+    for i, ax in enumerate(shown):
+        expect_finite_heatmap(ax, f"{_call(heads5)}, heatmap {i + 1}")
 
 
 @pytest.mark.points(2)
 def test_grid_shape(heads5):
     """the grid has ceil(h / ncols) rows and min(h, ncols) columns"""
     expect_grid(heads5)
+    for i, ax in enumerate(_head_axes(heads5)):
+        expect_finite_heatmap(ax, f"{_call(heads5)}, head {i + 1}")
 
 
 @pytest.mark.points(1.5)

@@ -42,7 +42,7 @@ def _expect_top(got, w: np.ndarray, k: int, what: str) -> None:
 @pytest.mark.points(1)
 def test_top1(student):
     """top_attended with k=1 gives each query's most attended key"""
-    w = weights(4, 6, seed=7331)
+    w = weights(4, 6, seed=1)
     got = student.visualize.top_attended(w, KEYS, k=1)
     _expect_top(got, w, 1, "top_attended(weights (4, 6), key_tokens, k=1)")
 
@@ -50,7 +50,7 @@ def test_top1(student):
 @pytest.mark.points(2)
 def test_topk_order(student):
     """top_attended with k > 1 lists the keys largest weight first"""
-    w = weights(3, 6, seed=7332)
+    w = weights(3, 6, seed=2)
     got = student.visualize.top_attended(w, KEYS, k=3)
     _expect_top(got, w, 3, "top_attended(weights (3, 6), key_tokens, k=3)")
 
@@ -68,7 +68,7 @@ def test_ties(student):
 @pytest.mark.points(0.5)
 def test_tensor(student):
     """top_attended accepts a torch tensor that requires grad"""
-    w = weights(5, 6, seed=7333).astype(np.float32)
+    w = weights(5, 6, seed=3).astype(np.float32)
     got = student.visualize.top_attended(torch.tensor(w, requires_grad=True), KEYS, k=2)
     _expect_top(got, w.astype(np.float64), 2,
                 "top_attended(torch tensor (5, 6) with requires_grad=True, key_tokens, k=2)")

@@ -1,28 +1,31 @@
 """ex3 hidden suite: fixed inputs, reference weights, and the comparisons shared by tests.
 
 Reference values come from ``reference.multihead`` run in float64 in the grader, with the
-same weights the student's module receives through ``load_state_dict``.
+same weights the student's module receives through ``load_state_dict``. Every ``seed``
+argument below is an offset into the current test's derived seeds (``autograder.seeds``),
+or a name for a session fixture's.
 """
 from __future__ import annotations
 
 import copy
 
-import numpy as np
 import torch
 
 import reference.multihead as ref
+from autograder import seeds
 from autograder.diagnosis import ex3 as mistakes
-from autograder.suites.checks import describe_inputs, expect_close, expect_shape, expect_tuple, fail
+from autograder.suites.checks import (describe_inputs, expect_all_finite, expect_close, expect_shape,
+                                      expect_tuple, fail)
 
 D_MODEL, HEADS = 12, 3          # d_head = 4: √d_head = 2 and √d_model ≈ 3.46 differ clearly
 B, N, M = 2, 4, 6               # n != m so that cross-attention shapes show
 
 
-def reference_state(seed: int, bias: bool = True, d_model: int = D_MODEL,
+def reference_state(seed: int | str, bias: bool = True, d_model: int = D_MODEL,
                     heads: int = HEADS) -> dict[str, torch.Tensor]:
     """A float32 state dict of the reference module, seeded (and a little sharper than
     the default init so that the heads' weights are far from uniform)."""
-    torch.manual_seed(seed)
+    torch.manual_seed(seeds.seed(name=seed) if isinstance(seed, str) else seeds.seed(seed))
     model = ref.MultiHeadAttention(d_model, heads, bias=bias)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -38,9 +41,9 @@ def reference_model(state: dict[str, torch.Tensor], heads: int = HEADS) -> ref.M
     return model
 
 
-def inputs(seed: int, n: int = N, m: int = M, dtype=torch.float32, batch: int = B,
+def inputs(seed: int | str, n: int = N, m: int = M, dtype=torch.float32, batch: int = B,
            d_model: int = D_MODEL):
-    g = torch.Generator().manual_seed(seed)
+    g = seeds.generator(name=seed) if isinstance(seed, str) else seeds.generator(seed)
     q = 1.5 * torch.randn(batch, n, d_model, generator=g, dtype=torch.float64)
     k = 1.5 * torch.randn(batch, m, d_model, generator=g, dtype=torch.float64)
     v = 1.5 * torch.randn(batch, m, d_model, generator=g, dtype=torch.float64)
@@ -49,7 +52,7 @@ def inputs(seed: int, n: int = N, m: int = M, dtype=torch.float32, batch: int = 
 
 def random_mask(shape: tuple[int, ...], seed: int) -> torch.Tensor:
     """Boolean mask whose every row (last axis) has at least one True and one False."""
-    rng = np.random.default_rng(seed)
+    rng = seeds.rng(seed)
     mask = rng.random(shape) < 0.6
     rows = mask.reshape(-1, shape[-1])
     for r in range(rows.shape[0]):
@@ -98,7 +101,27 @@ def perturbed_state(state: dict[str, torch.Tensor], head: int, seed: int,
     """``state`` with the query projection rows of one head (its output features) changed."""
     new = copy.deepcopy(state)
     d_head = new["W_q.weight"].shape[0] // heads
-    g = torch.Generator().manual_seed(seed)
+    g = seeds.generator(seed)
     rows = slice(head * d_head, (head + 1) * d_head)
     new["W_q.weight"][rows] += 0.8 * torch.randn(new["W_q.weight"][rows].shape, generator=g)
     return new
+
+
+def expect_uses_loaded_weights(model, what: str, d_model: int, heads: int, bias: bool = True) -> None:
+    """``model`` (a student module in the worker) loads two different reference states and
+    gives finite outputs that differ between them: its forward really uses the weights it
+    was given (a no-op ``load_state_dict`` or a forward that ignores them fails). The
+    comparison is made here, in the grader."""
+    q, k, v = inputs("loaded weights", n=3, m=4, batch=1, d_model=d_model)
+    shown = describe_inputs(query=q, key=k, value=v)
+    outputs = []
+    for which in ("loaded weights A", "loaded weights B"):
+        model.load_state_dict(reference_state(which, bias=bias, d_model=d_model, heads=heads))
+        output, weights = expect_tuple(model(q, k, v), 2, f"{what}: forward (should return (output, weights))")
+        expect_shape(output, (1, 3, d_model), f"{what}: output", shown)
+        expect_all_finite((output, weights), f"{what}: forward(query, key, value)", shown)
+        outputs.append(output.detach().double())
+    if not float((outputs[0] - outputs[1]).abs().max()) > 1e-6:
+        fail(f"{what}: the output did not change when load_state_dict gave the module different "
+             "weights: forward must use the loaded W_q, W_k, W_v and W_o (do not replace or "
+             "re-create them after __init__, and do not override load_state_dict)")

@@ -5,12 +5,14 @@ import pytest
 import torch
 
 import reference.multihead as ref
+from autograder import seeds
 from autograder.diagnosis import ex3 as mistakes
-from autograder.suites.checks import describe_inputs, expect_close, expect_dtype, expect_shape, fail
+from autograder.suites.checks import (describe_inputs, expect_all_finite, expect_close, expect_dtype,
+                                      expect_shape, fail)
 
 
 def _x(seed: int, shape=(2, 5, 12), dtype=torch.float32) -> torch.Tensor:
-    g = torch.Generator().manual_seed(seed)
+    g = seeds.generator(seed)
     return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
 
 
@@ -20,6 +22,7 @@ def test_split_shape(student):
     x = _x(4401)
     got = student.multihead.split_heads(x, 3)
     expect_shape(got, (2, 3, 5, 4), "split_heads(x, num_heads=3)", describe_inputs(x=x))
+    expect_all_finite(got, "split_heads(x, num_heads=3)", describe_inputs(x=x))
 
 
 @pytest.mark.points(2)

@@ -5,6 +5,7 @@ import pytest
 
 from autograder.sandbox import NotImplementedByStudent, StudentError
 from autograder.suites.checks import fail
+from autograder.suites.ex3_multihead.common import expect_uses_loaded_weights
 
 pytestmark = pytest.mark.covers("MultiHeadAttention")
 
@@ -54,6 +55,7 @@ def test_parameters(student, support):
     """has exactly the projections W_q, W_k, W_v, W_o (nn.Linear with bias), nothing else"""
     model = student.multihead.MultiHeadAttention(16, 4)
     _expect_parameters(support.modules.describe(model), 16, True, "MultiHeadAttention(16, 4)")
+    expect_uses_loaded_weights(model, "MultiHeadAttention(16, 4)", 16, 4)
 
 
 @pytest.mark.points(1)
@@ -62,11 +64,12 @@ def test_parameters_without_bias(student, support):
     model = student.multihead.MultiHeadAttention(16, 2, bias=False)
     _expect_parameters(support.modules.describe(model), 16, False,
                        "MultiHeadAttention(16, 2, bias=False)")
+    expect_uses_loaded_weights(model, "MultiHeadAttention(16, 2, bias=False)", 16, 2, bias=False)
 
 
 @pytest.mark.points(1.5)
 def test_value_error(student):
-    """raises ValueError when d_model is not divisible by num_heads"""
+    """raises ValueError when d_model is not divisible by num_heads (and builds a working one when it is)"""
     for d, h in ((10, 3), (12, 5)):
         what = f"MultiHeadAttention({d}, {h})"
         try:
@@ -83,13 +86,16 @@ def test_value_error(student):
         else:
             fail(f"{what} should raise ValueError ({d} is not divisible by {h}) but raised nothing",
                  cause='no check of d_model % num_heads in __init__: raise ValueError when it is not 0')
+    # the points are for a check in a working module, not for a constructor that only raises
+    expect_uses_loaded_weights(student.multihead.MultiHeadAttention(12, 3), "MultiHeadAttention(12, 3)", 12, 3)
 
 
 @pytest.mark.covers("rules", "MultiHeadAttention")
 @pytest.mark.points(2)
 def test_no_banned_apis(submission, mha):
-    """does not use torch.nn.MultiheadAttention or a built-in attention function (MultiHeadAttention builds and loads)"""
-    # `mha` (the student's module, built and loaded) makes this count only for working code.
+    """does not use torch.nn.MultiheadAttention or a built-in attention function (MultiHeadAttention builds and uses loaded weights)"""
+    # `mha` (the student's module) must use the weights it loads: this counts only for working code.
+    expect_uses_loaded_weights(mha, "MultiHeadAttention(12, 3)", 12, 3)
     found = submission.found.get("ex3")
     banned = list(found.banned) if found is not None else []
     if banned:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.suites.checks import describe_inputs, expect_dtype, expect_shape, expect_tuple, fail
+from autograder.suites.checks import (describe_inputs, expect_all_finite, expect_dtype, expect_shape,
+                                      expect_tuple, fail)
 from autograder.suites.ex3_multihead.common import (B, D_MODEL, HEADS, M, N, expect_forward,
                                                     inputs, padding_mask, perturbed_state,
                                                     random_mask, reference_state)
@@ -22,6 +23,7 @@ def test_shapes(mha):
     expect_shape(output, (B, N, D_MODEL), "output", shown)
     expect_shape(weights, (B, HEADS, N, M), "weights", shown)
     expect_dtype(output, torch.float32, "output (float32 module and inputs)")
+    expect_all_finite((output, weights), "MultiHeadAttention.forward(query, key, value)", shown)
 
 
 @pytest.mark.points(2)
@@ -110,14 +112,15 @@ def test_heads_independent(student, state):
     shown = describe_inputs(query=q, key=k, value=v)
     expect_shape(before, (B, HEADS, N, M), "weights", shown)
     expect_shape(after, (B, HEADS, N, M), "weights", shown)
+    expect_all_finite((before, after), "weights", shown)
     diff = (after.double() - before.double()).abs().amax(dim=(0, 2, 3))      # per head
-    others = [i for i in range(HEADS) if i != head and float(diff[i]) > 1e-5]
+    others = [i for i in range(HEADS) if i != head and not float(diff[i]) <= 1e-5]
     if others:
         fail(f"changing only the rows of W_q.weight that produce head {head}'s queries (output "
              f"features {head * 4}…{head * 4 + 3}) also changed the weights of head(s) "
              f"{', '.join(str(i) for i in others)}: each head must use only its own d_head "
              "features (split_heads: reshape to (B, n, h, d_head), then transpose(1, 2))")
-    if float(diff[head]) < 1e-4:
+    if not float(diff[head]) >= 1e-4:
         fail(f"changing the rows of W_q.weight that produce head {head}'s queries did not change "
              f"head {head}'s weights: head i must use features i·d_head … (i+1)·d_head − 1 of "
              "W_q(query)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from autograder import seeds
 from autograder.suites.checks import describe_inputs, expect_close, fail
 from autograder.suites.ex3_multihead.common import B, D_MODEL, N, M, inputs, random_mask, reference_model
 
@@ -17,7 +18,7 @@ def test_gradients_reach_every_parameter(mha, state, support):
     """gradients reach every parameter and match the reference"""
     q, k, v = inputs(5201)
     mask = random_mask((N, M), seed=5202)
-    g = torch.Generator().manual_seed(5203)
+    g = seeds.generator(5203)
     weight = torch.randn(B, N, D_MODEL, generator=g)
     grads = support.modules.parameter_grads(mha, [q, k, v, mask], {}, weight, 0)
     missing = [n for n in NAMES if n not in grads]

@@ -69,8 +69,9 @@ def test_attend_next_differentiable_and_inputs_kept(student, support):
     q, K, V = common.randn(17, 2, 3), common.randn(18, 2, 4, 3), common.randn(19, 2, 4, 2)
     inputs = checks.describe_inputs(q_t=q, K_cache=K, V_cache=V)
     with checks.calling(f"causal.{NAME}"):
-        _, changes = support.autograd.call_and_check_unchanged(getattr(student.causal, NAME), [q, K, V])
-    common.expect_unchanged(changes, ["q_t", "K_cache", "V_cache"], NAME)    # values: the other tests
+        result, changes = support.autograd.call_and_check_unchanged(getattr(student.causal, NAME), [q, K, V])
+    common.expect_unchanged(changes, ["q_t", "K_cache", "V_cache"], NAME)
+    checks.expect_all_finite(result, f"{NAME}(…)", inputs)    # values: the other tests
     g = common.randn(20, 2, 2)
     with checks.calling(f"causal.{NAME}"):
         res = support.autograd.grads(getattr(student.causal, NAME), [q, K, V], {}, [g, None], [0, 1, 2])

@@ -37,6 +37,7 @@ def test_causal_mask_device_argument(student):
     # create_causal_mask(5) on that device (the pattern itself is the test above).
     plain = student.causal.create_causal_mask(5)
     checks.expect_type(plain, torch.Tensor, "create_causal_mask(5)")
+    checks.expect_all_finite(plain, "create_causal_mask(5)", "seq_len=5")
     for args, kwargs, label in [((5,), {"device": "cpu"}, "create_causal_mask(5, device='cpu')"),
                                 ((5, "cpu"), {}, "create_causal_mask(5, 'cpu')"),
                                 ((5,), {"device": None}, "create_causal_mask(5, device=None)")]:

@@ -17,7 +17,8 @@ def test_no_banned_apis(student, submission):
     # the points are for a working hand-written causal attention, not for an empty file
     x = common.randn(90, 1, 2, 2)
     W = common.weights(90, 2, 2, 2)
-    student.causal.causal_self_attention(x, *W)
+    checks.expect_all_finite(student.causal.causal_self_attention(x, *W), "causal_self_attention(x, W_q, W_k, W_v)",
+                             checks.describe_inputs(x=x))
     if found.banned:
         lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
         checks.fail("causal.py uses APIs this exercise does not allow (write the attention and the "

@@ -1,9 +1,9 @@
 """Shared set-up for the ex5 hidden suite (grader side; not a test file).
 
-Every model test builds the REFERENCE model from a fixed seed, sends its weights to the
+Every model test builds the REFERENCE model from a seed, sends its weights to the
 student's model with ``load_state_dict`` and compares the two on the same inputs, so the
-student's own initialisation never matters. Seeds here are the hidden ones; the public
-tests use others.
+student's own initialisation never matters. Every ``seed`` argument is an offset into the
+current test's derived seeds (``autograder.seeds``); the public tests use literal ones.
 """
 from __future__ import annotations
 
@@ -12,11 +12,16 @@ import copy
 import torch
 
 import reference.lstm_vs_attention as ref
+from autograder import seeds
 from autograder.sandbox import StudentError
 from autograder.suites import checks
 from autograder.support.training import KitClassifier
 
-SEED = 5501                       # hidden base seed for ex5
+
+
+def seed(offset: int) -> int:
+    """The current test's seed number ``offset``."""
+    return seeds.seed(offset)
 
 # The grader's own torch work here is tiny: one thread, so that OpenMP threads spinning on a
 # busy 2-core machine do not slow it down (workers are single-threaded too, see forkserver).
@@ -32,7 +37,7 @@ RTOL, ATOL = 1e-4, 1e-5
 
 def reference_model(kind: str, seed: int, vocab: int = VOCAB, d_model: int = D_MODEL,
                     classes: int = CLASSES, max_len: int = MAX_LEN) -> torch.nn.Module:
-    torch.manual_seed(SEED + seed)
+    torch.manual_seed(seeds.seed(seed))
     if kind == "lstm":
         return ref.LSTMClassifier(vocab, d_model, classes)
     return ref.AttentionClassifier(vocab, d_model, classes, max_len)
@@ -78,13 +83,33 @@ KIT = dict(vocab_size=VOCAB, d_model=8, num_classes=CLASSES, max_len=MAX_LEN)
 
 def kit_pair(support, seed: int):
     """(the kit's classifier in the worker, the same model in the grader)."""
-    local = KitClassifier(**KIT, seed=SEED + seed)
-    remote = support.training.kit_classifier(*KIT.values(), SEED + seed)
+    local = KitClassifier(**KIT, seed=seeds.seed(seed))
+    remote = support.training.kit_classifier(*KIT.values(), seeds.seed(seed))
     return remote, local
 
 
+def expect_uses_loaded_weights(remote_model, kind: str, name: str, **sizes) -> None:
+    """``remote_model`` (the student's, in the worker) loads two different reference states
+    and gives finite logits that differ between them: its forward really uses the weights
+    it was given. The comparison is made here, in the grader."""
+    vocab = sizes.get("vocab", VOCAB)
+    tokens, _ = dataset(3, 5, vocab, 902)
+    logits = []
+    for offset in (900, 901):
+        load(remote_model, reference_model(kind, offset, **sizes), name)
+        got = remote_model(tokens)
+        checks.expect_shape(got, (3, sizes.get("classes", CLASSES)), f"{name}(tokens)",
+                            checks.describe_inputs(tokens=tokens))
+        checks.expect_all_finite(got, f"{name}(tokens)", checks.describe_inputs(tokens=tokens))
+        logits.append(torch.as_tensor(got).detach().double())
+    if not float((logits[0] - logits[1]).abs().max()) > 1e-6:
+        checks.fail(f"{name}: the logits did not change when load_state_dict gave the model different "
+                    "weights: forward must use the loaded submodules (do not re-create them after "
+                    "__init__, and do not override load_state_dict)")
+
+
 def dataset(num: int, seq: int, vocab: int, seed: int):
-    return ref.make_recall_dataset(num, seq, vocab, SEED + seed)
+    return ref.make_recall_dataset(num, seq, vocab, seeds.seed(seed))
 
 
 def floats(x: torch.Tensor | list) -> torch.Tensor:

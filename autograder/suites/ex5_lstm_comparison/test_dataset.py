@@ -38,11 +38,11 @@ def _check_dataset(out, num, seq, vocab, seed):
 def test_dataset_exact(student):
     """make_recall_dataset draws exactly the spec's tokens and labels"""
     for num, seq, vocab, offset in ((23, 7, 13, 1), (6, 40, 5, 2)):
-        seed = common.SEED + offset
+        seed = common.seed(offset)
         _check_dataset(student.lstm_vs_attention.make_recall_dataset(num, seq, vocab, seed),
                        num, seq, vocab, seed)
-    a, _ = student.lstm_vs_attention.make_recall_dataset(8, 10, 50, common.SEED + 3)
-    b, _ = student.lstm_vs_attention.make_recall_dataset(8, 10, 50, common.SEED + 4)
+    a, _ = student.lstm_vs_attention.make_recall_dataset(8, 10, 50, common.seed(3))
+    b, _ = student.lstm_vs_attention.make_recall_dataset(8, 10, 50, common.seed(4))
     if torch.equal(a, b):
         checks.fail("make_recall_dataset returned the same tokens for two different seeds")
 
@@ -50,9 +50,10 @@ def test_dataset_exact(student):
 @pytest.mark.points(0.5)
 def test_labels_are_a_copy(student, support):
     """make_recall_dataset returns labels as a copy, not a view of tokens"""
-    student.lstm_vs_attention.make_recall_dataset(12, 6, 9, common.SEED + 5)   # errors name the student's function
+    made = student.lstm_vs_attention.make_recall_dataset(12, 6, 9, common.seed(5))   # errors name the student's function
+    checks.expect_all_finite(made, "make_recall_dataset(12, 6, 9, seed)")
     shares = support.training.outputs_share_memory(
-        student.lstm_vs_attention.make_recall_dataset, 12, 6, 9, common.SEED + 5)
+        student.lstm_vs_attention.make_recall_dataset, 12, 6, 9, common.seed(5))
     if len(shares) >= 2 and shares[1][0]:
         checks.fail("labels share memory with tokens (tokens[:, 0] is a view): return "
                     "tokens[:, 0].clone(), so that changing one never changes the other",

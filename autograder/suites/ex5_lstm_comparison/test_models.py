@@ -53,11 +53,12 @@ def _expect_structure(info: dict, reference: torch.nn.Module, wanted: dict, name
 
 @pytest.mark.points(0.5)
 def test_lstm_structure(student, support):
-    """LSTMClassifier has exactly embed, lstm (an nn.LSTM with batch_first) and head"""
+    """LSTMClassifier has exactly embed, lstm (an nn.LSTM with batch_first) and head, and uses loaded weights"""
     model = common.student_model(student, "lstm", vocab=7, d_model=10, classes=5)
     info = support.training.describe(model)
     reference = common.ref.LSTMClassifier(7, 10, 5)
     _expect_structure(info, reference, LSTM_CHILDREN, "LSTMClassifier")
+    common.expect_uses_loaded_weights(model, "lstm", "LSTMClassifier", vocab=7, d_model=10, classes=5)
     lstm = info["lstm"]["lstm"]
     if not lstm["batch_first"]:
         checks.fail("LSTMClassifier.lstm must be created with batch_first=True (inputs are (B, n, d_model))",
@@ -70,11 +71,13 @@ def test_lstm_structure(student, support):
 
 @pytest.mark.points(0.5)
 def test_attention_structure(student, support):
-    """AttentionClassifier has exactly embed, pos, W_q, W_k, W_v and head"""
+    """AttentionClassifier has exactly embed, pos, W_q, W_k, W_v and head, and uses loaded weights"""
     model = common.student_model(student, "attention", vocab=7, d_model=10, classes=5, max_len=13)
     info = support.training.describe(model)
     reference = common.ref.AttentionClassifier(7, 10, 5, 13)
     _expect_structure(info, reference, ATTENTION_CHILDREN, "AttentionClassifier")
+    common.expect_uses_loaded_weights(model, "attention", "AttentionClassifier", vocab=7, d_model=10,
+                                      classes=5, max_len=13)
 
 
 @pytest.mark.points(2)
@@ -85,7 +88,7 @@ def test_lstm_values(student):
     inputs = checks.describe_inputs(tokens=tokens)
     with torch.no_grad():
         want_embed = reference.embed_inputs(tokens)
-        x = torch.randn(common.BATCH, common.SEQ, common.D_MODEL, generator=torch.Generator().manual_seed(common.SEED + 12))
+        x = torch.randn(common.BATCH, common.SEQ, common.D_MODEL, generator=common.seeds.generator(12))
         want_classify = reference.classify(x)
         want_logits = reference(tokens)
     got = model.embed_inputs(tokens)
@@ -125,7 +128,7 @@ def test_attention_classify(student):
     """AttentionClassifier.classify: scaled self-attention, head of the LAST position"""
     model, reference = common.pair(student, "attention", 30)
     x = torch.randn(common.BATCH, common.SEQ, common.D_MODEL,
-                    generator=torch.Generator().manual_seed(common.SEED + 31)) * 1.5
+                    generator=common.seeds.generator(31)) * 1.5
     inputs = checks.describe_inputs(x=x)
     with torch.no_grad():
         want = reference.classify(x)

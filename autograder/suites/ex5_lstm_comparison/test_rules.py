@@ -10,8 +10,9 @@ from autograder.suites.ex5_lstm_comparison import common
 @pytest.mark.covers("rules", "AttentionClassifier")
 @pytest.mark.points(0.5)
 def test_no_banned_apis(student, submission):
-    """lstm_vs_attention.py writes its own attention (no nn.MultiheadAttention, no F.scaled_dot_product_attention; AttentionClassifier builds)"""
-    common.student_model(student, "attention")    # the point is for an implemented AttentionClassifier
+    """lstm_vs_attention.py writes its own attention (no nn.MultiheadAttention, no F.scaled_dot_product_attention; AttentionClassifier uses loaded weights)"""
+    # the point is for an implemented AttentionClassifier: one that uses the weights it loads
+    common.expect_uses_loaded_weights(common.student_model(student, "attention"), "attention", "AttentionClassifier")
     found = submission.found.get("ex5")
     banned = list(found.banned) if found is not None else []
     if banned:

@@ -101,29 +101,58 @@ def test_accuracy(student, support):
 
 
 # The end-to-end check: the kit's own Adam loop trains the student's AttentionClassifier
-# (from the reference's initial weights) on a length-32 recall task; the reference model
-# reaches 100% held-out accuracy on this set-up within 40 of the 60 steps, and
-# keeps it when its initial weights are perturbed (checked over several perturbations).
+# (from the reference's initial weights) on a length-32 recall task. Whether 60 steps are
+# enough depends on the initial weights and the data (the reference reaches >= 95% held-out
+# accuracy for about two seeds in three), so the grader first trains the REFERENCE on
+# candidate set-ups drawn from the test's seeds and keeps the first it solves: the student's
+# model then gets exactly that set-up and must reach E2E_MIN.
 E2E = dict(vocab=8, d_model=16, classes=8, max_len=32)
 E2E_TRAIN, E2E_TEST, E2E_STEPS, E2E_LR, E2E_MIN = 256, 256, 60, 0.05, 0.9
+E2E_SOLVED, E2E_CANDIDATES = 0.95, 8
+
+
+def _accuracy(model, tokens, labels) -> float:
+    with torch.no_grad():
+        return float((model(tokens).argmax(-1) == labels).double().mean())
+
+
+def _recall_setup() -> tuple[int, float]:
+    """(seed offset of the set-up, the reference's held-out accuracy on it): the first
+    candidate the reference solves, else the best one."""
+    from autograder.support.training import kit_train
+    best = (130, -1.0)
+    for attempt in range(E2E_CANDIDATES):
+        offset = 130 + 1000 * attempt
+        reference = common.reference_model("attention", offset, **E2E)
+        tokens, labels = common.dataset(E2E_TRAIN, 32, E2E["vocab"], offset + 1)
+        test_tokens, test_labels = common.dataset(E2E_TEST, 32, E2E["vocab"], offset + 2)
+        kit_train(reference, tokens, labels, E2E_STEPS, E2E_LR, common.seed(0))
+        acc = _accuracy(reference, test_tokens, test_labels)
+        if acc >= E2E_SOLVED:
+            return offset, acc
+        best = max(best, (offset, acc), key=lambda b: b[1])
+    return best
 
 
 @pytest.mark.points(1.5)
 def test_attention_learns_recall(student, support):
     """trained by the kit's loop, AttentionClassifier recalls the first of 32 tokens"""
-    model, _ = common.pair(student, "attention", 130, **E2E)
-    tokens, labels = common.dataset(E2E_TRAIN, 32, E2E["vocab"], 131)
-    test_tokens, test_labels = common.dataset(E2E_TEST, 32, E2E["vocab"], 132)
+    offset, reference_acc = _recall_setup()
+    needed = min(E2E_MIN, reference_acc - 0.05)
+    model, _ = common.pair(student, "attention", offset, **E2E)
+    tokens, labels = common.dataset(E2E_TRAIN, 32, E2E["vocab"], offset + 1)
+    test_tokens, test_labels = common.dataset(E2E_TEST, 32, E2E["vocab"], offset + 2)
     model(test_tokens[:2])                      # a broken forward fails here, under its own name
-    losses = support.training.kit_train(model, tokens, labels, E2E_STEPS, E2E_LR, common.SEED)
+    losses = support.training.kit_train(model, tokens, labels, E2E_STEPS, E2E_LR, common.seed(0))
     if not all(loss == loss for loss in losses):
         checks.fail("training your AttentionClassifier with the kit's Adam loop produced a NaN loss")
     logits = model(test_tokens)
     checks.expect_shape(logits, (E2E_TEST, E2E["classes"]), "AttentionClassifier(tokens)")
+    checks.expect_finite(logits, "AttentionClassifier(tokens) after training", "tokens (256, 32)")
     acc = float((checks.as_array(logits, "logits").argmax(-1) == test_labels.numpy()).mean())
-    if acc < E2E_MIN:
+    if acc < needed:
         checks.fail(f"after {E2E_STEPS} full-batch Adam steps (the kit's loop, lr {E2E_LR}) on "
                     f"{E2E_TRAIN} sequences of length 32, your AttentionClassifier predicts the "
                     f"first token of {acc:.0%} of held-out sequences; a correct model gets over "
-                    f"{E2E_MIN:.0%}. Check that the last position attends to every position, the "
+                    f"{needed:.0%}. Check that the last position attends to every position, the "
                     "positional embeddings, and the 1/√d_model scaling")

@@ -1,6 +1,6 @@
 """Baseline for the lying cases: honest junk (NaN) of the right shapes and dtypes.
 
-Whatever such a file earns (shape and dtype checks, "inputs are not modified") is the most
+Such a file earns nothing (NaN fails shape, "runs" and "inputs are not modified" checks too), and that is the most
 an object that lies about equality may earn."""
 import numpy as np
 import torch

@@ -73,7 +73,7 @@ def test_public_mask(student):
 @pytest.mark.public
 @pytest.mark.points(1)
 def test_public_value_error(student):
-    """public: MultiHeadAttention(10, 3) raises ValueError"""
+    """public: MultiHeadAttention(10, 3) raises ValueError; MultiHeadAttention(9, 3) works"""
     try:
         student.multihead.MultiHeadAttention(10, 3)
     except Exception as exc:                    # noqa: BLE001 - judged by the error's type name
@@ -84,3 +84,9 @@ def test_public_value_error(student):
         assert kind == "ValueError", f"raised {kind}, expected ValueError"
     else:
         raise AssertionError("MultiHeadAttention(10, 3) raised nothing, expected ValueError")
+    # the point is for a check in a working module, not for a constructor that only raises
+    x = torch.randn(1, 2, 9, generator=torch.Generator().manual_seed(3))
+    out, _ = expect_tuple(student.multihead.MultiHeadAttention(9, 3)(x, x, x), 2, "MultiHeadAttention(9, 3)(x, x, x)")
+    expect_type(out, torch.Tensor, "the output")
+    assert tuple(out.shape) == (1, 2, 9) and bool(torch.isfinite(out.detach()).all()), \
+        f"MultiHeadAttention(9, 3)(x, x, x) should give a finite output of shape (1, 2, 9), got {tuple(out.shape)}"
