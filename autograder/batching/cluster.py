@@ -27,6 +27,7 @@ says how to install it (:class:`ClusterError`).
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import gzip
 import io
@@ -203,6 +204,8 @@ class ClusterPool:
                          "student_timeout": runner.student_timeout, "job_memory_mb": runner.memory.limit_mb,
                          "warm": bool(warm), "worker_user": worker_user}
         self.futures: set[Any] = set()
+        self.graded_by: dict[str, tuple[str, str]] = {}     # entry key -> (worker address, worker user)
+        self.task_keys: dict[str, str] = {}                  # entry key -> its Dask task's key
         self.lock = threading.Lock()
         self.stopped = threading.Event()
 
@@ -217,6 +220,7 @@ class ClusterPool:
                                          retries=RETRIES, pure=False)
         with self.lock:
             self.futures.add(future)
+            self.task_keys[entry.key] = future.key
         try:
             while not future.done():
                 if self.stopped.wait(0.2):
@@ -234,7 +238,9 @@ class ClusterPool:
             tmp = results_path.with_name(f".{results_path.name}.{uuid.uuid4().hex[:8]}")
             tmp.write_bytes(done["results"])
             tmp.replace(results_path)
-        return int(done["code"]), bytes(done["log"]), bool(done["timed_out"])
+        self.graded_by[entry.key] = (str(done.get("worker", "")), str(done.get("worker_user", "")))
+        where = f"cluster: graded by Dask worker {done.get('worker')} as {done.get('worker_user')}\n".encode()
+        return int(done["code"]), where + bytes(done["log"]), bool(done["timed_out"])
 
     def stop_all(self) -> None:
         self.stopped.set()
@@ -292,10 +298,18 @@ def grade_task(task: dict) -> dict:
         except OSError:
             data = None
         return {"code": code, "log": log[-LOG_MAX_BYTES:], "timed_out": timed_out, "results": data,
-                "worker_user": worker_user}
+                "worker_user": worker_user, "worker": _worker_address()}
     finally:
         shutil.rmtree(stage, ignore_errors=True)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return "(not in a Dask worker)"
 
 
 def _runner(runner_class: type, settings: dict) -> Any:
@@ -317,8 +331,17 @@ def _runner(runner_class: type, settings: dict) -> Any:
                                   student_timeout=float(settings["student_timeout"]), python=sys.executable,
                                   jobs=threads, hide=hide, job_memory_mb=int(settings["job_memory_mb"]))
             runner.pool = choose_pool(runner, None, bool(settings["warm"]), settings["worker_user"])
+            if not _sides:
+                atexit.register(_close_runners)
             _sides[key] = runner
         return runner
+
+
+def _close_runners() -> None:
+    """When the worker process ends: its warm graders, private copies and output folders."""
+    for runner in _sides.values():
+        runner.close()
+        shutil.rmtree(runner.out_dir, ignore_errors=True)
 
 
 def _lease(base: str) -> str:
