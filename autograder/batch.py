@@ -43,7 +43,7 @@ from pathlib import Path
 import autograder
 from autograder import contract, results, textsafe
 from autograder import jobs as private_jobs
-from autograder.batching import resume
+from autograder.batching import cluster, interrupt_on_termination, resume
 from autograder.batching.discovery import (METADATA, Discovery, Entry, _gradescope,  # noqa: F401 - re-exported
                                            _submitters, _unique_keys, discover, read_metadata)
 from autograder.sandbox.lifetime import BATCH_ENV
@@ -313,18 +313,6 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
         pass
 
 
-def _interrupt_on_termination() -> None:
-    """SIGTERM and SIGHUP stop the batch like Ctrl-C: its graders (each in its own session,
-    out of reach of a signal to the batch's group) are stopped, not left running."""
-    def interrupt(_sig: int, _frame: object) -> None:
-        for name in names:                          # once: the clean-up must not be interrupted
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
-        raise KeyboardInterrupt
-    names = [name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    for name in names:
-        signal.signal(getattr(signal, name), interrupt)
-
-
 def _tail(data: bytes, limit: int) -> bytes:
     return data if len(data) <= limit else b"[... earlier output cut ...]\n" + data[-limit:]
 
@@ -338,7 +326,7 @@ def _last_line(log: bytes) -> str:
 
 def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.EXERCISES,
               *, jobs: int = 1, call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
-              progress: bool | None = None, python: str | None = None,
+              progress: bool | None = None, python: str | None = None, scheduler: str | None = None,
               job_memory_mb: int | None = None, isolation: str | None = None,
               warm: bool = True) -> tuple[list[Row], Discovery]:
     """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
@@ -352,12 +340,12 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     out_dir.mkdir(parents=True, exist_ok=True)
     hide = [str(Path(submissions).resolve()), str(found.entries[0].path.parent.resolve())] if found.entries \
         else [str(Path(submissions).resolve())]
+    link = cluster.connect(scheduler) if scheduler else None      # Dask (batching/cluster.py)
+    jobs = link.in_flight(jobs) if link else jobs
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
                     python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb,
                     isolation=isolation)
-    if warm:
-        from autograder.batching.pool import WarmPool
-        runner.pool = WarmPool(runner)
+    runner.pool = cluster.choose_pool(runner, link, warm, WORKER_USER)   # the cluster, warm graders or none
     kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
     started = time.monotonic()
     settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
@@ -428,19 +416,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--cold", action="store_true",
                         help="one `grade` subprocess per student instead of warm graders (slower start-up)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="grade on a Dask cluster, e.g. tcp://10.0.0.5:8786 (needs the [cluster] extra)")
 
 
 def command(args: argparse.Namespace) -> int:
     exercises = contract.select(args.exercises)
     out = Path(args.out)
-    _interrupt_on_termination()
+    interrupt_on_termination()
     try:
         rows, found = run_batch(Path(args.submissions), out, exercises, jobs=args.jobs,
                                 call_timeout=args.timeout, student_timeout=args.student_timeout,
                                 progress=False if args.no_progress else None,
                                 job_memory_mb=args.job_memory_mb, isolation=args.isolation,
-                                warm=not args.cold)
-    except FileNotFoundError as exc:
+                                warm=not args.cold, scheduler=args.scheduler)
+    except (FileNotFoundError, cluster.ClusterError) as exc:
         print(f"batch: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,19 +1,25 @@
-"""Benchmark batch grading: throughput with 1 and 2 parallel jobs, cold and warm graders.
+"""Benchmark batch grading: throughput with 1 and 2 parallel jobs, cold and warm graders, Dask.
 
-    .venv/bin/python bench/bench_batch.py [--count 40] [--jobs 1 2] [--modes cold warm]
+    .venv/bin/python bench/bench_batch.py [--count 40] [--jobs 1 2] [--modes cold warm dask]
                                           [--repeat 3] [--exercises ex1,...]
 
-Builds ``--count`` submissions mixing what a class hands in: the model solutions, the
-untouched stubs, and solutions with one exercise replaced by a known mistake from
-``tests/submissions/<ex>/mutants/`` (some as folders, some as zips), then runs
-``autograder.batch.run_batch`` on them once per ``--jobs`` value and reports wall time,
-throughput (submissions per minute), speed-up over the first ``--jobs`` value, the mean time
-per submission, and whether every run gave the same totals.
+Builds ``--count`` submissions mixing what a class hands in (in every 10: four model
+solutions, a stub, two solutions with one exercise replaced by a known mistake from
+``tests/submissions/<ex>/mutants/``, a slow but correct one that sleeps 3 s at import, and two
+hostile ones from ``tests/hostile/`` in place of ex1: kill_the_grader, os_exit_at_import,
+fork_bomb, monkeypatch_stub, memory_bomb_in_call, huge_stdout_solution; some as folders, some
+as zips), then runs ``autograder.batch.run_batch`` on them once per mode and ``--jobs`` value
+and reports wall time, throughput (submissions per minute), speed-up over the first run, the
+mean time per submission, and whether every run gave the same totals.
 
 ``cold``: each submission in its own ``python -m autograder grade`` subprocess (interpreter
 and torch start-up, ~2 s per submission); ``warm``: warm graders (``autograder.batching``),
-one per job, forking a grader per submission. Each (mode, jobs) runs ``--repeat`` times; the
-median wall time is reported. On a shared machine
+one per job, forking a grader per submission; ``dask``: ``--scheduler`` on a local Dask
+cluster started by the bench (``tests/local_dask.py``: a scheduler and two workers of
+``--jobs // 2`` threads, at least one, on 127.0.0.1; its start-up is not timed). Each
+(mode, jobs) runs ``--repeat`` times; the median wall time is reported (``--quick``: ex1, 2 jobs, one
+run). "s/sub (each)" is a row's own time; with ``dask`` it includes the wait in the workers'
+queue (twice as many tasks in flight as worker threads). On a shared machine
 the speed-up is bounded by the cores that are actually free: note the load average printed.
 """
 from __future__ import annotations
@@ -32,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from autograder import batch, contract  # noqa: E402
+from local_dask import LocalDask  # noqa: E402  (tests/local_dask.py: scheduler and workers on 127.0.0.1)
 from mutants import mutant_source  # noqa: E402  (tests/mutants.py: a mutant is a patch)
 
 
@@ -43,24 +50,44 @@ def mutants(limit_per_exercise: int = 2) -> list[Path]:
     return out
 
 
+HOSTILE = ("kill_the_grader", "os_exit_at_import", "fork_bomb", "monkeypatch_stub", "memory_bomb_in_call",
+           "huge_stdout_solution")
+SLOW = "\nimport time as _bench_time\n_bench_time.sleep(3)\n"
+
+
+def hostile(case: str) -> str:
+    """``tests/hostile/<case>/attention.py`` with its templates applied (as tests/test_hostile.py does)."""
+    from test_hostile import render
+    return render((ROOT / "tests" / "hostile" / case / "attention.py").read_text(), "benchtoken", "benchsecret")
+
+
 def build(folder: Path, count: int, exercises: tuple[contract.Exercise, ...]) -> dict[str, int]:
-    """``count`` submissions in ``folder``: 4 solutions, 2 stubs, 2 mutants in every 8."""
-    kinds = {"solution": 0, "stub": 0, "mutant": 0}
+    """``count`` submissions in ``folder``: in every 10, 4 solutions, a stub, 2 mutants, a slow one
+    and 2 hostile ones."""
+    kinds = {"solution": 0, "stub": 0, "mutant": 0, "slow": 0, "hostile": 0}
     bad = mutants()
+    ex1 = contract.BY_ID["ex1"]
     for i in range(count):
-        slot = i % 8
+        slot = i % 10
         files = {ex.filename: (ROOT / "solutions" / ex.folder / ex.filename).read_text()
                  for ex in exercises}
-        if slot in (4, 5):
+        if slot == 4:
             kind = "stub"
             files = {ex.filename: (ROOT / "assignments" / ex.folder / ex.filename).read_text()
                      for ex in exercises}
-        elif slot in (6, 7) and bad:
+        elif slot in (5, 6) and bad:
             kind = "mutant"
-            mutant = bad[(i // 8 * 2 + slot - 6) % len(bad)]
+            mutant = bad[(i // 10 * 2 + slot - 5) % len(bad)]
             ex = contract.BY_ID[mutant.parent.parent.name]
             if ex in exercises:
                 files[ex.filename] = mutant_source(mutant)
+        elif slot == 7:
+            kind = "slow"
+            first = exercises[0]
+            files[first.filename] += SLOW
+        elif slot in (8, 9) and ex1 in exercises:
+            kind = "hostile"
+            files[ex1.filename] = hostile(HOSTILE[(i // 10 * 2 + slot - 8) % len(HOSTILE)])
         else:
             kind = "solution"
         kinds[kind] += 1
@@ -82,9 +109,13 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--exercises", default=None, help="comma list (default: all five)")
     parser.add_argument("--student-timeout", type=float, default=600.0)
-    parser.add_argument("--modes", nargs="+", default=["cold", "warm"], choices=["cold", "warm"])
+    parser.add_argument("--modes", nargs="+", default=["cold", "warm"], choices=["cold", "warm", "dask"])
     parser.add_argument("--repeat", type=int, default=3, help="runs per (mode, jobs); the median is reported")
+    parser.add_argument("--quick", action="store_true",
+                        help="a shared machine's run: ex1 only, --jobs 2, --repeat 1 (still --count submissions)")
     args = parser.parse_args()
+    if args.quick:
+        args.exercises, args.jobs, args.repeat = args.exercises or "ex1", [2], 1
     exercises = contract.select(args.exercises)
 
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
@@ -98,13 +129,19 @@ def main() -> int:
         for mode in args.modes:
             for jobs in args.jobs:
                 walls, first = [], None
-                for rep in range(args.repeat):
-                    started = time.monotonic()
-                    rows, _ = batch.run_batch(subs, Path(tmp) / f"out-{mode}-{jobs}-{rep}" / "grades.csv",
-                                              exercises, jobs=jobs, student_timeout=args.student_timeout,
-                                              progress=None, warm=mode == "warm")
-                    walls.append(time.monotonic() - started)
-                    first = first or rows
+                local = LocalDask(workers=2, nthreads=max(1, jobs // 2)) if mode == "dask" else None
+                try:
+                    for rep in range(args.repeat):
+                        started = time.monotonic()
+                        rows, _ = batch.run_batch(subs, Path(tmp) / f"out-{mode}-{jobs}-{rep}" / "grades.csv",
+                                                  exercises, jobs=jobs, student_timeout=args.student_timeout,
+                                                  progress=None, warm=mode != "cold",
+                                                  scheduler=local.address if local else None)
+                        walls.append(time.monotonic() - started)
+                        first = first or rows
+                finally:
+                    if local is not None:
+                        local.close()
                 rows = first
                 totals = {r.entry.key: r.total for r in rows}
                 problems = sum(r.status not in ("ok", "no files") for r in rows)
