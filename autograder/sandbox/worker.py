@@ -28,7 +28,7 @@ import torch
 
 import autograder.support  # noqa: F401  (loaded before student code: the pristine copy)
 from autograder import contract  # data only: which exercise bans which API
-from autograder.sandbox import guards, wire
+from autograder.sandbox import guards, opguard, wire
 
 # Taken before any student code runs: a submission that replaces torch.manual_seed cannot
 # stop the grader from resetting the generators.
@@ -93,10 +93,20 @@ class Server:
     def __init__(self) -> None:
         self.table = ObjectTable({"support": snapshot_support()})
         self.student_files: set[str] = set()
-        self.bans = guards.BanGuards()
+        self.operators = opguard.OperatorGuard()      # banned APIs at the operator level
+        self.bans = guards.BanGuards(on_refusal=self.operators.record)
 
     # -- entry point: one frame in, one frame out
     def handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
+        """One request, watched by the operator guard: a request that reached an operator
+        its student file's exercise bans fails, even if the student's code caught the error."""
+        try:
+            with self.operators.watching():
+                return self._handle(header, buffers)
+        except guards.BannedAPIError as exc:
+            return {"error": self._describe(exc)}, []
+
+    def _handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
         op = header.get("op")
         try:
             if op == "seed":
@@ -141,6 +151,9 @@ class Server:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         self.student_files.add(filename)
         self.bans.ban(filename, _banned_for(name))      # before any of its code runs
+        ex = contract.BY_MODULE.get(name)
+        if ex is not None:
+            self.operators.ban(filename, ex.id, contract.banned_operators(ex))
         sys.modules[name] = module
         try:
             code = compile(source, filename, "exec", dont_inherit=True)
