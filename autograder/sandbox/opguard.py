@@ -24,6 +24,7 @@ What it cannot see is listed in ``docs/ARCHITECTURE.md`` ("Banned APIs: three la
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import sysconfig
@@ -77,6 +78,7 @@ class OperatorGuard:
         self._library: Any = None
         self._installed: set[str] = set()
         self._violations: list[str] = []          # messages of this request's refusals
+        self._stop: FrameType | None = None       # the frame answering the request
         self._trusted = _trusted_roots()
 
     # -- set-up (before the student file's code runs)
@@ -120,7 +122,7 @@ class OperatorGuard:
     def _judge(self, op: str, frame: FrameType | None) -> Violation | None:
         banning = self._files.get(op, {})
         unattributed: str | None = None
-        while frame is not None:
+        while frame is not None and frame is not self._stop:     # only code the request ran
             filename = frame.f_code.co_filename
             if filename in banning:
                 exercise, api = banning[filename]
@@ -148,10 +150,15 @@ class OperatorGuard:
         """Banned operators refused while the body runs; if any was refused (even with the
         error caught by the student's code), leaving raises :class:`BannedAPIError`."""
         self._violations.clear()
+        stop = sys._getframe(1)
+        while stop is not None and stop.f_code.co_filename == contextlib.__file__:
+            stop = stop.f_back
+        self._stop = stop                 # frames below it (the worker's loop, a bootstrap) never count
         try:
             with torch._C._IncludeDispatchKeyGuard(_KEY):
                 yield
         finally:
+            self._stop = None
             if self._violations:
                 first = self._violations[0]
                 self._violations.clear()
