@@ -38,6 +38,49 @@ _MHA_BANS = (
     "torch.nn.functional.scaled_dot_product_attention",
 )
 
+# The aten operators that implement each banned API (the same computation reached through
+# ``torch.ops.aten.*``, ``torch._C._nn.*``, ``torch._*`` bindings or C++): refused at the
+# operator level while the student code of an exercise banning that API is on the stack
+# (``sandbox/opguard.py``), and named by the static rule when spelt out in the source
+# (``intake.find_banned``). Names missing from the running torch are skipped. The
+# MultiheadAttention modules reach ``scaled_dot_product_attention`` too (every exercise
+# banning them bans it); with ``need_weights=True`` they run only generic operators (bmm,
+# softmax): the Python-level guard is then the only layer that sees them.
+_SDPA_OPS = (
+    "scaled_dot_product_attention", "_fused_sdp_choice",
+    "_scaled_dot_product_attention_math", "_scaled_dot_product_attention_math_for_mps",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+    "_scaled_dot_product_fused_attention_overrideable",
+    "_flash_attention_forward", "_flash_attention_forward_no_dropout_inplace",
+    "_efficient_attention_forward", "_cudnn_attention_forward", "_triton_scaled_dot_attention",
+    "_scaled_dot_product_flash_attention_backward",
+    "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_scaled_dot_product_efficient_attention_backward",
+    "_scaled_dot_product_cudnn_attention_backward",
+    "_scaled_dot_product_fused_attention_overrideable_backward",
+    "_flash_attention_backward", "_efficient_attention_backward", "_cudnn_attention_backward",
+)
+_MHA_OPS = ("_native_multi_head_attention", "_triton_multi_head_attention")
+BANNED_OPERATORS: dict[str, tuple[str, ...]] = {
+    "torch.nn.functional.scaled_dot_product_attention": _SDPA_OPS,
+    "torch.nn.MultiheadAttention": _MHA_OPS,
+    "torch.nn.functional.multi_head_attention_forward": _MHA_OPS,
+    "torch.nn.TransformerEncoderLayer": ("_transformer_encoder_layer_fwd",),
+    "torch.nn.TransformerEncoder": ("_transformer_encoder_layer_fwd",),
+    "torch.nn.Transformer": ("_transformer_encoder_layer_fwd",),
+}
+
+
+def banned_operators(ex: Exercise) -> dict[str, str]:
+    """``aten operator name -> the banned API it implements`` for one exercise."""
+    out: dict[str, str] = {}
+    for api in ex.banned:
+        for op in BANNED_OPERATORS.get(api, ()):
+            out.setdefault(op, api)
+    return out
+
+
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         id="ex1", folder="ex1_attention", module="attention",

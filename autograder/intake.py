@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from autograder import textsafe
-from autograder.contract import EXERCISES, Exercise
+from autograder.contract import EXERCISES, Exercise, banned_operators
 from autograder.zipnames import open_zip
 
 MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file (and a notebook's extracted code)
@@ -418,10 +418,13 @@ def find_banned(source: str, ex: Exercise) -> list[str]:
     except SyntaxError:
         return []                        # reported as an import error by the worker
     aliases = _import_aliases(tree)
+    operators = banned_operators(ex)              # other doors: torch.ops.aten.X, torch._C._nn.X
     hits: list[str] = []
     for node in ast.walk(tree):
         dotted = _dotted(node, aliases)
         if dotted and any(dotted == b or dotted.startswith(b + ".") for b in ex.banned):
+            hits.append(f"line {node.lineno}: {dotted}")
+        elif dotted and dotted.startswith("torch.") and any(p in operators for p in dotted.split(".")[1:]):
             hits.append(f"line {node.lineno}: {dotted}")
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     callers = {name: name for name in ex.numpy_only if name in functions}   # function -> its caller

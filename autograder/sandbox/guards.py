@@ -34,9 +34,10 @@ class BannedAPIError(RuntimeError):
 class BanGuards:
     """Guards for dotted API names, each knowing which student files may not call it."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_refusal: Callable[[str], None] | None = None) -> None:
         self._files: dict[str, set[str]] = {}         # dotted name -> student filenames banning it
         self._originals: dict[str, Any] = {}
+        self._on_refusal = on_refusal                 # told of every refusal (caught or not)
 
     def ban(self, filename: str, dotted_names: tuple[str, ...] | list[str]) -> None:
         """From now on ``filename`` may not call any of ``dotted_names`` (installed once each)."""
@@ -50,7 +51,10 @@ class BanGuards:
 
     def _check(self, dotted: str, caller: str) -> None:
         if caller in self._files.get(dotted, ()):
-            raise BannedAPIError(f"{dotted} is not allowed in this exercise")
+            message = f"{dotted} is not allowed in this exercise"
+            if self._on_refusal is not None:
+                self._on_refusal(message)
+            raise BannedAPIError(message)
 
     def _install(self, dotted: str, target: Any) -> None:
         check = self._check
@@ -62,6 +66,7 @@ class BanGuards:
                 check(dotted, sys._getframe(1).f_code.co_filename)
                 return original_init(self, *args, **kwargs)
 
+            del guarded_init.__wrapped__          # no way back to the unguarded original
             target.__init__ = guarded_init
             return
         if not callable(target):
@@ -72,6 +77,7 @@ class BanGuards:
             check(dotted, sys._getframe(1).f_code.co_filename)
             return target(*args, **kwargs)
 
+        del guarded.__wrapped__                   # no way back to the unguarded original
         _rebind_everywhere(target, guarded)
 
 

@@ -28,7 +28,7 @@ import torch
 
 import autograder.support  # noqa: F401  (loaded before student code: the pristine copy)
 from autograder import contract  # data only: which exercise bans which API
-from autograder.sandbox import guards, wire
+from autograder.sandbox import guards, opguard, wire
 from autograder.sandbox.reachin import ReachInWatch
 
 # Taken before any student code runs: a submission that replaces torch.manual_seed cannot
@@ -96,14 +96,22 @@ class Server:
         support, snapshot = snapshot_support()
         self.table = ObjectTable({"support": support}, snapshot)
         self.student_files: set[str] = set()
-        self.bans = guards.BanGuards()
+        self.operators = opguard.OperatorGuard()      # banned APIs at the operator level
+        self.bans = guards.BanGuards(on_refusal=self.operators.record)
         self.reach = ReachInWatch(self.student_files)
         if watch_reach_ins:
             self.reach.install()
 
     # -- entry point: one frame in, one frame out
     def handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
-        reply, out = self._handle(header, buffers)
+        """One request, watched by the operator guard (a request that reached an operator its
+        student file's exercise bans fails, even if the student's code caught the error); the
+        reply carries the reach-ins noticed meanwhile (:mod:`reachin`)."""
+        try:
+            with self.operators.watching():
+                reply, out = self._handle(header, buffers)
+        except guards.BannedAPIError as exc:
+            reply, out = {"error": self._describe(exc)}, []
         reach = self.reach.new_records()
         if reach:
             reply["reach"] = reach
@@ -154,6 +162,9 @@ class Server:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         self.student_files.add(filename)
         self.bans.ban(filename, _banned_for(name))      # before any of its code runs
+        ex = contract.BY_MODULE.get(name)
+        if ex is not None:
+            self.operators.ban(filename, ex.id, contract.banned_operators(ex))
         sys.modules[name] = module
         try:
             code = compile(source, filename, "exec", dont_inherit=True)

@@ -255,3 +255,33 @@ def calling(what: str) -> Iterator[None]:
         if not exc.info.get("kind"):
             raise
         raise type(exc)(describe_error(exc.info, what=what), exc.info) from None
+
+
+def expect_no_banned_apis(submission: Any, exercise_id: str, run: Callable[[], Any], *,
+                          rules: str, cause: str) -> None:
+    """The banned-API test every suite shares (one rule, one message style).
+
+    The points are for working hand-written code: ``run`` calls the exercise's main
+    computation in the worker, where a banned API reached any way (its Python name, an
+    alias, ``__wrapped__``, a computed name, ``torch.ops.aten.*``, ``torch._C._nn.*``, C++)
+    is refused with a ``BannedAPIError`` (``sandbox/guards.py``, ``sandbox/opguard.py``).
+    Then the static rule's hits (``intake.find_banned``: uses spelt out in the source, also
+    ones the run did not reach) fail the test too, naming the lines. ``rules`` says what the
+    exercise asks for, in a few words.
+    """
+    from autograder import contract       # data only
+
+    filename = contract.BY_ID[exercise_id].filename
+    found = submission.found.get(exercise_id)
+    if found is None or found.source is None:
+        fail(getattr(found, "problem", None) or f"{filename} could not be read")
+    try:
+        run()
+    except StudentError as exc:
+        if exc.info.get("type") != "BannedAPIError":
+            raise
+        fail(f"{filename} reached an API this exercise does not allow ({rules}): "
+             f"{exc.info.get('message', '')}", cause=cause)
+    if found.banned:
+        lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
+        fail(f"{filename} uses APIs this exercise does not allow ({rules}):\n{lines}", cause=cause)

@@ -11,15 +11,16 @@ from autograder.suites.ex1_attention import common
 @pytest.mark.points(1)
 def test_no_banned_apis(student, submission):
     """attention is written by hand: no banned APIs, no torch in the NumPy functions (and scaled_dot_product_attention runs)"""
-    found = submission.found["ex1"]
-    if found.source is None:
-        checks.fail(found.problem or "attention.py could not be read")
-    # the points are for a working hand-written attention, not for an empty file
     Q, K, V = common.to_torch(*common.qkv(90, (), n=2, m=3, d_k=2, d_v=2))
     checks.expect_all_finite(student.attention.scaled_dot_product_attention(Q, K, V),
                              "scaled_dot_product_attention(Q, K, V)", checks.describe_inputs(Q=Q, K=K, V=V))
-    if found.banned:
-        lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
-        checks.fail("attention.py uses APIs this exercise does not allow (write attention yourself; "
-                    "the NumPy functions may not use torch or scipy):\n" + lines,
-                    cause='a library attention or softmax (torch.softmax, F.scaled_dot_product_attention, scipy) where the exercise asks for your own code')
+    mask = common.to_torch(common.mask(90, (2, 3)))[0]
+
+    def run() -> None:                   # with and without a mask: both branches
+        student.attention.scaled_dot_product_attention(Q, K, V)
+        student.attention.scaled_dot_product_attention(Q, K, V, mask)
+
+    checks.expect_no_banned_apis(
+        submission, "ex1", run,
+        rules="write attention yourself; the NumPy functions may not use torch or scipy",
+        cause='a library attention or softmax (torch.softmax, F.scaled_dot_product_attention, scipy) where the exercise asks for your own code')

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from autograder.sandbox import NotImplementedByStudent, StudentError
-from autograder.suites.checks import fail
+from autograder.suites.checks import expect_no_banned_apis, fail
+from autograder.suites.ex3_multihead import common
 from autograder.suites.ex3_multihead.common import expect_uses_loaded_weights
 
 pytestmark = pytest.mark.covers("MultiHeadAttention")
@@ -93,14 +94,19 @@ def test_value_error(student):
 @pytest.mark.covers("rules", "MultiHeadAttention")
 @pytest.mark.points(2)
 def test_no_banned_apis(submission, mha):
-    """does not use torch.nn.MultiheadAttention or a built-in attention function (MultiHeadAttention builds and uses loaded weights)"""
-    # `mha` (the student's module) must use the weights it loads: this counts only for working code.
+    """does not use torch.nn.MultiheadAttention or a built-in attention function (MultiHeadAttention builds, loads and runs)"""
+    # `mha` (the student's module) must use the weights it loads: this counts only for working code;
+    # its forward runs with and without a mask, where a banned API is refused at run time.
     expect_uses_loaded_weights(mha, "MultiHeadAttention(12, 3)", 12, 3)
-    found = submission.found.get("ex3")
-    banned = list(found.banned) if found is not None else []
-    if banned:
-        fail("multihead.py uses APIs this exercise asks you to write yourself:\n  "
-             + "\n  ".join(banned[:10])
-             + "\n(torch.nn.MultiheadAttention, F.multi_head_attention_forward and "
-               "F.scaled_dot_product_attention are not allowed)",
-             cause='a built-in attention (F.scaled_dot_product_attention, nn.MultiheadAttention) where the exercise asks for your own')
+    q, k, v = common.inputs(90)
+    mask = common.random_mask((q.shape[0], 1, q.shape[1], k.shape[1]), 90)
+
+    def run() -> None:
+        mha(q, k, v)
+        mha(q, k, v, mask)
+
+    expect_no_banned_apis(
+        submission, "ex3", run,
+        rules="torch.nn.MultiheadAttention, F.multi_head_attention_forward and "
+              "F.scaled_dot_product_attention are not allowed: write the attention yourself",
+        cause='a built-in attention (F.scaled_dot_product_attention, nn.MultiheadAttention) where the exercise asks for your own')

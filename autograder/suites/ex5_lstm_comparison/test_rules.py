@@ -10,13 +10,15 @@ from autograder.suites.ex5_lstm_comparison import common
 @pytest.mark.covers("rules", "AttentionClassifier")
 @pytest.mark.points(0.5)
 def test_no_banned_apis(student, submission):
-    """lstm_vs_attention.py writes its own attention (no nn.MultiheadAttention, no F.scaled_dot_product_attention; AttentionClassifier uses loaded weights)"""
+    """lstm_vs_attention.py writes its own attention (no nn.MultiheadAttention, no F.scaled_dot_product_attention; AttentionClassifier uses loaded weights and runs)"""
     # the point is for an implemented AttentionClassifier: one that uses the weights it loads
     common.expect_uses_loaded_weights(common.student_model(student, "attention"), "attention", "AttentionClassifier")
-    found = submission.found.get("ex5")
-    banned = list(found.banned) if found is not None else []
-    if banned:
-        checks.fail("lstm_vs_attention.py uses APIs the exercise does not allow: "
-                    + ", ".join(sorted(set(banned)))
-                    + ". Write the attention with matrix products and torch.softmax",
-                    cause='a built-in attention (F.scaled_dot_product_attention, nn.MultiheadAttention) where the exercise asks for your own')
+    tokens, _ = common.dataset(2, 5, common.VOCAB, 90)
+
+    def run() -> None:                   # the point is for an implemented AttentionClassifier
+        common.student_model(student, "attention")(tokens)
+
+    checks.expect_no_banned_apis(
+        submission, "ex5", run,
+        rules="write the attention with matrix products and torch.softmax",
+        cause='a built-in attention (F.scaled_dot_product_attention, nn.MultiheadAttention) where the exercise asks for your own')

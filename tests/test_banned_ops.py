@@ -1,0 +1,259 @@
+"""Banned APIs refused whichever way they are reached (hostile input round 3, item 3).
+
+For every exercise that bans ``F.scaled_dot_product_attention`` (ex1, ex3, ex4, ex5), the
+solution with its one attention line (``weights @ V``) computed by the banned op instead,
+reached through: the normal binding, ``__wrapped__``, ``torch.ops.aten.*``,
+``torch._C._nn.*``, a computed ``getattr`` name, a lambda alias and a ``functools.partial``
+alias. Each route must lose the banned-API test, and every test that the same file with
+that line replaced by ``raise NotImplementedError`` fails (its values computed with the
+banned op earn nothing). Each route is first proved to compute attention correctly when
+nothing guards it (so a lost test is the guard's doing, not a broken case).
+
+Then: the guard at each isolation level (namespaces, user, process) and in a spawned worker
+(Windows and macOS, and ``check``'s public tests there), and correct code untouched (the
+solutions keep full marks: ``tests/test_solutions.py``, ``tests/test_suites_corpus.py``).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder import contract
+from autograder.grading import GradeRequest, grade
+from autograder.results import Results
+from autograder.sandbox import SandboxConfig
+from kit import ROOT, make_submission, solution_file
+
+WORKER_USER = "ag-banned"            # this file's own worker user (tests run in parallel)
+IS_ROOT = os.geteuid() == 0
+PYTHON = ROOT / ".venv" / "bin" / "python"
+
+# exercise -> (the solution's line computed by attention, its indent + target, the kwargs)
+LINES = {
+    "ex1": ("    output = weights @ V                                        # (..., n, d_v)",
+            "    output = ", "(Q, K, V, attn_mask=mask)"),
+    "ex3": ("        heads = weights @ v                                     # (B, h, n, d_head)",
+            "        heads = ", "(q, k, v, attn_mask=mask)"),
+    "ex4": ("    output = weights @ V                                        # (B, n, d_v)",
+            "    output = ", "(Q, K, V, is_causal=True)"),
+    "ex5": ("        attended = weights @ v                                  # (B, n, d_model)",
+            "        attended = ", "(q, k, v)"),
+}
+# the banned-API test of each exercise, by the start of its title
+BANNED_TEST = {"ex1": "attention is written by hand", "ex3": "does not use torch.nn.MultiheadAttention",
+               "ex4": "causal attention is written by hand", "ex5": "lstm_vs_attention.py writes its own attention"}
+
+PRELUDE = ("import functools as _functools\nimport torch.nn.functional as _F\n"
+           "_LAMBDA = lambda *a, **kw: _F.scaled_dot_product_attention(*a, **kw)\n"
+           "_PARTIAL = _functools.partial(_F.scaled_dot_product_attention)\n")
+# route -> the callable's expression (in a file that starts with PRELUDE)
+ROUTES = {
+    "binding": "_F.scaled_dot_product_attention",
+    "wrapped": 'getattr(_F.scaled_dot_product_attention, "__wrapped__", _F.scaled_dot_product_attention)',
+    "aten": "torch.ops.aten.scaled_dot_product_attention",
+    "c_nn": "torch._C._nn.scaled_dot_product_attention",
+    "computed": 'getattr(_F, "scaled_dot_" + "product_attention")',
+    "lambda": "_LAMBDA",
+    "partial": "_PARTIAL",
+    "aten_flash": "(lambda *a, **kw: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(*a, **kw)[0])",
+}
+FLASH_OK = {"ex3", "ex5"}            # 4-d (or batched 3-d) inputs, no mask argument there
+
+
+def _source(ex_id: str, replacement: str) -> str:
+    """The solution with its attention line replaced by ``replacement`` (a whole line)."""
+    line = LINES[ex_id][0]
+    text = solution_file(ex_id).read_text()
+    assert text.count(line) >= 1, f"the solution of {ex_id} changed: update LINES"
+    before, _, after = text.rpartition(line)
+    future = "from __future__ import annotations\n"
+    before = before.replace(future, future + PRELUDE, 1)
+    return before + replacement + after
+
+
+def routed(ex_id: str, route: str) -> str:
+    _, head, args = LINES[ex_id]
+    return _source(ex_id, head + ROUTES[route] + args)
+
+
+def _config(**extra) -> SandboxConfig:
+    return SandboxConfig(call_timeout=20.0, user=WORKER_USER, **extra)
+
+
+def grade_one(tmp: Path, ex_id: str, source: str, **extra) -> Results:
+    ex = contract.BY_ID[ex_id]
+    folder = make_submission(tmp, {ex.filename: source})
+    return grade(GradeRequest(submission=folder, results_path=None, exercises=contract.select(ex_id),
+                              config=_config(**extra)))
+
+
+def _failed(results: Results) -> set[str]:
+    return {t.name for t in results.tests if not t.passed}
+
+
+def _banned_test(results: Results, ex_id: str):
+    found = [t for t in results.tests if BANNED_TEST[ex_id] in t.name]
+    assert len(found) == 1, [t.name for t in results.tests]
+    return found[0]
+
+
+_BASELINES: dict[str, set[str]] = {}
+
+
+def _baseline(ex_id: str, tmp: Path) -> set[str]:
+    """The tests lost when the attention line does not exist at all."""
+    if ex_id not in _BASELINES:
+        indent = LINES[ex_id][1][: len(LINES[ex_id][1]) - len(LINES[ex_id][1].lstrip())]
+        results = grade_one(tmp / "baseline", ex_id, _source(ex_id, indent + "raise NotImplementedError"))
+        _BASELINES[ex_id] = _failed(results)
+    return _BASELINES[ex_id]
+
+
+# --------------------------------------------------------------------------- the cases are honest
+
+def _route_function(route: str):
+    namespace: dict = {"torch": torch}
+    exec(PRELUDE, namespace)
+    return eval(ROUTES[route], namespace)
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_each_route_computes_attention_when_unguarded(route):
+    fn = _route_function(route)
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 4, 5, generator=g, dtype=torch.float64) for _ in range(3))
+    want = torch.softmax(q @ k.transpose(-2, -1) / 5 ** 0.5, -1) @ v
+    torch.testing.assert_close(fn(q, k, v), want)
+    if route != "aten_flash":
+        mask = torch.rand(4, 4, generator=g) < 0.6
+        mask[:, 0] = True
+        scores = (q @ k.transpose(-2, -1) / 5 ** 0.5).masked_fill(~mask, float("-inf"))
+        torch.testing.assert_close(fn(q, k, v, attn_mask=mask), torch.softmax(scores, -1) @ v)
+        causal = torch.ones(4, 4, dtype=torch.bool).tril()
+        scores = (q @ k.transpose(-2, -1) / 5 ** 0.5).masked_fill(~causal, float("-inf"))
+        torch.testing.assert_close(fn(q, k, v, is_causal=True), torch.softmax(scores, -1) @ v)
+
+
+def test_the_python_guard_hides_the_original():
+    """``__wrapped__`` of a guard would lead straight past it: guards have none."""
+    from autograder.sandbox import guards
+    bans = guards.BanGuards()
+    saved = F.scaled_dot_product_attention
+    try:
+        bans.ban("student.py", ("torch.nn.functional.scaled_dot_product_attention",))
+        assert F.scaled_dot_product_attention is not saved
+        assert not hasattr(F.scaled_dot_product_attention, "__wrapped__")
+    finally:
+        guards._rebind_everywhere(F.scaled_dot_product_attention, saved)
+
+
+# --------------------------------------------------------------------------- every route loses
+
+CASES = [pytest.param(ex, route, id=f"{ex}-{route}") for ex in LINES for route in ROUTES
+         if route != "aten_flash" or ex in FLASH_OK]
+
+
+@pytest.mark.parametrize("ex_id, route", CASES)
+def test_banned_op_loses_the_rule_and_the_values(ex_id, route, tmp_path):
+    results = grade_one(tmp_path / "routed", ex_id, routed(ex_id, route))
+    baseline = _baseline(ex_id, tmp_path)
+    banned = _banned_test(results, ex_id)
+    assert not banned.passed, f"{ex_id}/{route}: the banned-API test passed"
+    assert "not allowed" in banned.output or "forbids" in banned.output, banned.output[:500]
+    kept = baseline - _failed(results)
+    assert not kept, f"{ex_id}/{route}: tests earned with the banned op: {sorted(kept)}"
+    assert results.score < results.max_score
+
+
+def test_catching_the_refusal_does_not_help(tmp_path):
+    """A student who catches the refusal and falls back to their own code still loses the
+    call (the op was reached): the request fails on the way out."""
+    source = _source("ex5", LINES["ex5"][1] + "_try_sdpa(q, k, v, lambda: weights @ v)") + (
+        "\n\ndef _try_sdpa(q, k, v, fallback):\n"
+        "    try:\n"
+        "        return torch.ops.aten.scaled_dot_product_attention(q, k, v)\n"
+        "    except Exception:\n"
+        "        return fallback()\n")
+    results = grade_one(tmp_path, "ex5", source)
+    assert not _banned_test(results, "ex5").passed
+    assert _baseline("ex5", tmp_path) <= _failed(results)
+
+
+def test_exercises_without_the_ban_may_use_it(tmp_path):
+    """ex2 bans nothing: a helper there calling the op is graded as usual (full marks)."""
+    ex = contract.BY_ID["ex2"]
+    text = solution_file("ex2").read_text() + (
+        "\n\nimport torch as _torch\n"
+        "_X = _torch.ops.aten.scaled_dot_product_attention(*(_torch.ones(1, 2, 2),) * 3)\n")
+    results = grade_one(tmp_path, "ex2", text)
+    assert results.score == results.max_score, _failed(results)
+
+
+# --------------------------------------------------------------------------- every level, spawn, check
+
+def _cli(tmp: Path, ex_id: str, source: str, level: str, env_extra: dict | None = None) -> dict:
+    """Grade through the CLI at one isolation level (the user level with a Python outside
+    /root, the kit folders' modes put back after, as in test_hostile_input)."""
+    from test_hostile_input import _kit_modes, _restore_kit_modes
+    ex = contract.BY_ID[ex_id]
+    folder = make_submission(tmp, {ex.filename: source})
+    python = str(PYTHON)
+    if level == "user":
+        from outside_python import outside_python
+        python = str(outside_python())
+    results_path = tmp / "results.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env.update(PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", **(env_extra or {}))
+    modes = _kit_modes()
+    try:
+        proc = subprocess.run([python, "-m", "autograder", "grade", str(folder), "--exercises", ex_id,
+                               "--results", str(results_path), "--worker-user", WORKER_USER,
+                               "--isolation", level], cwd=tmp, env=env, capture_output=True,
+                              text=True, timeout=300)
+    finally:
+        _restore_kit_modes(modes)
+    assert results_path.exists(), proc.stderr[-3000:]
+    data = json.loads(results_path.read_text())
+    assert data["extra_data"]["isolation"] == level, proc.stderr[-2000:]
+    return data
+
+
+LEVELS = [pytest.param("namespaces", marks=pytest.mark.skipif(not IS_ROOT, reason="needs root")),
+          pytest.param("user", marks=pytest.mark.skipif(not IS_ROOT, reason="needs root")),
+          "process"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_operator_guard_holds_at_every_level(level, tmp_path):
+    data = _cli(tmp_path, "ex5", routed("ex5", "computed"), level)
+    tests = [t for t in data["tests"] if t["name"].startswith("ex5")]
+    banned = [t for t in tests if BANNED_TEST["ex5"] in t["name"]]
+    assert banned and banned[0]["score"] == 0, banned
+    assert "not allowed" in banned[0]["output"] or "forbids" in banned[0]["output"]
+    assert data["score"] < sum(t["max_score"] for t in tests)
+
+
+def test_a_spawned_worker_refuses_it_too(tmp_path):
+    """Windows and macOS (and ``check`` there) start workers with ``spawn``: same guard."""
+    results = grade_one(tmp_path, "ex4", routed("ex4", "aten"), isolation="process", worker_start="spawn")
+    assert not _banned_test(results, "ex4").passed
+    assert _baseline("ex4", tmp_path) <= _failed(results)
+
+
+def test_check_refuses_it_in_a_spawned_worker(tmp_path):
+    """Students' ``check`` (public tests only, a spawned worker): the op is refused there too."""
+    folder = make_submission(tmp_path, {"causal.py": routed("ex4", "aten")})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env.update(PYTHONPATH=str(ROOT), MPLBACKEND="Agg", AUTOGRADER_WORKER_START="spawn")
+    proc = subprocess.run([str(PYTHON), "-m", "autograder", "check", "ex4"], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=300)
+    out = " ".join((proc.stdout + proc.stderr).split())        # the report wraps lines
+    assert "BannedAPIError: ex4 forbids scaled_dot_product_attention" in out, out[-3000:]
+    assert proc.returncode != 0, out[-3000:]
