@@ -201,7 +201,7 @@ class Runner:
                "--worker-user", worker_user, "--memory-mb", str(self.memory_mb)]
         for path in self.hide:
             cmd += ["--hide", path]
-        if tuple(self.exercises) != contract.EXERCISES:
+        if tuple(self.exercises) != contract.DEFAULT:      # `grade` alone grades DEFAULT
             cmd += ["--exercises", ",".join(ex.id for ex in self.exercises)]
         return cmd
 
@@ -418,7 +418,7 @@ def _last_line(log: bytes) -> str:
 
 # --------------------------------------------------------------------------- the batch
 
-def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.EXERCISES,
+def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.DEFAULT,
               *, jobs: int = 1, call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
               progress: bool | None = None, python: str | None = None,
               job_memory_mb: int | None = None) -> tuple[list[Row], Discovery]:

@@ -1,7 +1,13 @@
-"""The five exercises as data: what a submission must contain and what it may not use.
+"""The exercises as data: what a submission must contain and what it may not use.
 
 This mirrors the student-facing contract (EXERCISES.md in the course's spec). Everything
 else in the kit (intake, release, suites, packaging) reads exercise facts from here.
+
+``EXERCISES`` is every exercise the kit knows (the release writes all of them to
+``assignments/``); ``DEFAULT`` is the assignment built, graded and exported when no
+``--exercises`` is given: the exercises with ``default=True``. An exercise with
+``default=False`` is opt-in (``build --exercises ex1,…,ex6``). docs/ADDING_AN_EXERCISE.md
+says how to add one.
 """
 from __future__ import annotations
 
@@ -22,6 +28,11 @@ class Exercise:
     # shared copy-on-write) instead of each importing it: for libraries that the exercise's
     # code and the suite's reference both pull in lazily.
     preload: tuple[str, ...] = field(default=())
+    # In the default assignment (no --exercises)? False: opt-in, built only when named.
+    default: bool = True
+    # What `check` tells students the hidden tests check besides the public ones (themes,
+    # never tests or values); empty: check.py's own text for this id, else a generic one.
+    hidden_coverage: str = ""
 
     @property
     def filename(self) -> str:
@@ -97,16 +108,20 @@ def _built_points(exercises: tuple[Exercise, ...]) -> tuple[Exercise, ...]:
 
 
 EXERCISES = _built_points(EXERCISES)
+DEFAULT: tuple[Exercise, ...] = tuple(ex for ex in EXERCISES if ex.default)
 BY_ID: dict[str, Exercise] = {ex.id: ex for ex in EXERCISES}
 BY_MODULE: dict[str, Exercise] = {ex.module: ex for ex in EXERCISES}
 
 
 def select(ids: str | list[str] | None) -> tuple[Exercise, ...]:
-    """Exercises named by a comma list (``"ex1,ex3"``) or list; all when ``None``/empty."""
+    """Exercises named by a comma list (``"ex1,ex3"``) or list, in that order; ``DEFAULT``
+    when ``None``/empty; ``"all"``: every exercise the kit knows, opt-in ones included."""
     if not ids:
-        return EXERCISES
+        return DEFAULT
     if isinstance(ids, str):
         ids = [part.strip() for part in ids.split(",") if part.strip()]
+    if list(ids) == ["all"]:
+        return EXERCISES
     unknown = [i for i in ids if i not in BY_ID]
     if unknown:
         raise ValueError(f"unknown exercise id(s): {', '.join(unknown)}; "

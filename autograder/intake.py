@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from autograder.contract import EXERCISES, Exercise
+from autograder.contract import DEFAULT, Exercise
 
 MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file (and a notebook's extracted code)
 MAX_NOTEBOOK_BYTES = 8 * 1024 * 1024        # one .ipynb (outputs such as plots make them large)
@@ -98,7 +98,7 @@ class Listing:
     truncated: str | None = None                         # why the listing stopped early
 
 
-def collect(path: str | Path, exercises: tuple[Exercise, ...] = EXERCISES,
+def collect(path: str | Path, exercises: tuple[Exercise, ...] = DEFAULT,
             budget: Budget | None = None) -> Submission:
     """Find and read each exercise's file in a submission (folder, .zip, .py or .ipynb)."""
     budget = budget or Budget()
