@@ -87,6 +87,23 @@ EXERCISES: tuple[Exercise, ...] = (
         banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
         preload=("torch._dynamo",),      # an optimizer's first step imports it: ~1 s, ~80 MB
     ),
+    Exercise(
+        id="ex6", folder="ex6_positional_encoding", module="positional",
+        title="Positional encodings",
+        names=("sinusoidal_encoding", "LearnedPositionalEmbedding", "add_positional_encoding",
+               "make_copy_task", "extrapolation_experiment", "plot_encoding"),
+        banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
+        preload=("torch._dynamo",),      # the experiment's optimizer imports it on its first step
+        default=False,                   # opt-in: build --exercises ex1,ex2,ex3,ex4,ex5,ex6
+        hidden_coverage=(
+            "the sinusoidal table against the paper's formula for other lengths and widths (odd "
+            "ones too), in float32 and float64, on the requested device; values within [-1, 1] and "
+            "the relative-position property (PE[p+k] is a fixed rotation of PE[p]); the learned "
+            "embedding's parameters, values, gradients and length check; add_positional_encoding's "
+            "broadcasting, dtype, device, gradients and untouched inputs; the copy task's exact "
+            "tokens; the experiment's results; the heatmap's orientation, labels, colour limits "
+            "and colorbar; the rules (attention written by hand)."),
+    ),
 )
 
 
