@@ -338,7 +338,7 @@ def _indent(text: str, prefix: str, rest: str | None = None) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("exercises", nargs="*", metavar="EXERCISE",
-                        help="ex1 … ex5, or all (default: every exercise)")
+                        help="exercise ids (ex1, ex2, …), or all (default: every exercise in this release)")
     parser.add_argument("--folder", default=".",
                         help="the release folder holding ex1_attention/, …, or any folder inside "
                              "it (default: here)")
