@@ -77,7 +77,7 @@ def test_relative_positions(student, support, k):
     pe = got.detach().to(torch.float64)
     moved = pe[:-k] @ ref.offset_matrix(k, d_model).T                  # M_k PE[p], every p
     diff = (moved - pe[k:]).abs()
-    if not torch.isfinite(diff).all() or float(diff.max()) > 1e-6:
+    if not torch.isfinite(diff).all() or float(diff.max()) > 1e-4:       # float32-level errors pass
         worst = float(diff.nan_to_num(float("inf")).max())
         checks.fail(f"shifting every position by k={k}: PE[p + {k}] is not the block-diagonal rotation "
                     f"M_{k} (one 2×2 rotation by {k}·ω_i per column pair (2i, 2i+1)) applied to PE[p]; "
