@@ -37,10 +37,18 @@ def test_values(student, shape):
                          ids=["f64+f64", "f32+f64", "f64+f32"])
 def test_dtype(student, x_dtype, pe_dtype):
     """add_positional_encoding keeps x's dtype whatever pe's"""
+    # Judged: the dtype, and the same values as the student's own float32 + float32 result
+    # (the values themselves are test_values' business).
     x = common.randn(80, 2, 5, 6, dtype=x_dtype)
     pe = ref.sinusoidal_encoding(9, 6, dtype=pe_dtype)
-    got = student.positional.add_positional_encoding(x, pe)
-    _expect_sum(got, x, pe, f"add_positional_encoding(x {x_dtype}, pe {pe_dtype})", x_dtype)
+    what = f"add_positional_encoding(x {x_dtype}, pe {pe_dtype})"
+    got = common.expect_tensor(student.positional.add_positional_encoding(x, pe), what)
+    checks.expect_shape(got, tuple(x.shape), what, checks.describe_inputs(x=x, pe=pe))
+    checks.expect_dtype(got, x_dtype, what)
+    own = common.expect_tensor(student.positional.add_positional_encoding(x.float(), pe.float()),
+                               "add_positional_encoding(x float32, pe float32)")
+    checks.expect_close(got, own, what + " against your own float32 result", rtol=1e-5, atol=1e-5,
+                        inputs=checks.describe_inputs(x=x, pe=pe))
 
 
 @pytest.mark.covers("add_positional_encoding:device")

@@ -26,7 +26,7 @@ def test_values_odd_width(student, max_len, d_model):
     common.expect_table(got, max_len, d_model, torch.float32, f"sinusoidal_encoding({max_len}, {d_model})")
 
 
-@pytest.mark.covers("sinusoidal_encoding:dtype")
+@pytest.mark.covers("sinusoidal_encoding", "sinusoidal_encoding:dtype")
 @pytest.mark.points(1.5)
 def test_values_float64(student, support):
     """sinusoidal_encoding(…, dtype=torch.float64): float64 values, float64 accuracy"""
