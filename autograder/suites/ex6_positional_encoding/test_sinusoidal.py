@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import reference.positional as ref
+from autograder.diagnosis import ex6 as mistakes
 from autograder.suites import checks
 from autograder.suites.ex6_positional_encoding import common
 
@@ -81,6 +82,5 @@ def test_relative_positions(student, support, k):
         worst = float(diff.nan_to_num(float("inf")).max())
         checks.fail(f"shifting every position by k={k}: PE[p + {k}] is not the block-diagonal rotation "
                     f"M_{k} (one 2×2 rotation by {k}·ω_i per column pair (2i, 2i+1)) applied to PE[p]; "
-                    f"largest difference {worst:.3g}",
-                    "the pairs are not (sin, cos) of one shared angle p·ω_i in columns 2i and 2i+1 "
-                    "(swapped, not interleaved, or a different frequency in the two columns of a pair)")
+                    f"largest difference {worst:.3g}"
+                    + checks.likely_cause(pe, lambda: mistakes.sinusoidal(max_len, d_model, torch.float64)))
