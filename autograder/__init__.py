@@ -1,7 +1,7 @@
 """Autograding kit for a course on attention mechanisms.
 
 Layout (docs/ARCHITECTURE.md places every module):
-    contract.py        the five exercises: files, contract names, points, banned APIs
+    contract.py        the exercises: files, contract names, points, banned APIs, default or opt-in
     intake.py          submission (folder / zip / files / notebooks) -> source per exercise
     grading.py         the engine: intake -> sandbox -> suites (plugin.py) -> results.json
     plugin.py          the pytest plugin between the hidden suites and the sandbox

@@ -105,7 +105,7 @@ class Runner:
         cmd = [self.python, "-m", "autograder", "grade", "--job", str(job), "--timeout", f"{self.call_timeout:g}",
                "--worker-user", worker_user, "--memory-mb", str(self.memory_mb)]
         cmd += ["--isolation", self.isolation] if self.isolation else []
-        if tuple(self.exercises) != contract.EXERCISES:
+        if tuple(self.exercises) != contract.DEFAULT:      # `grade` alone grades DEFAULT
             cmd += ["--exercises", ",".join(ex.id for ex in self.exercises)]
         return cmd
 
@@ -324,7 +324,7 @@ def _last_line(log: bytes) -> str:
 
 # --------------------------------------------------------------------------- the batch
 
-def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.EXERCISES,
+def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.DEFAULT,
               *, jobs: int = 1, call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
               progress: bool | None = None, python: str | None = None, scheduler: str | None = None,
               job_memory_mb: int | None = None, isolation: str | None = None,

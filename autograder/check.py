@@ -75,6 +75,12 @@ GENERIC_COVERAGE = ("values against a reference implementation on other shapes a
                     "cases, gradients and the exercise's rules.")
 
 
+def hidden_coverage(ex: contract.Exercise) -> str:
+    """What the hidden tests of ``ex`` check besides the public ones: the exercise's own
+    text in the contract (``Exercise.hidden_coverage``), else the table above, else generic."""
+    return ex.hidden_coverage or HIDDEN_COVERAGE.get(ex.id, GENERIC_COVERAGE)
+
+
 # --------------------------------------------------------------------------- choosing exercises
 
 def public_exercises() -> tuple[contract.Exercise, ...]:
@@ -288,7 +294,7 @@ def render(outcome, submission, exercises, *, verbose: bool = False, isolation: 
             if t.output.strip() != (unavailable or "").strip():
                 message = t.output if len(t.output) <= MESSAGE_LIMIT else t.output[:MESSAGE_LIMIT] + " …"
                 lines += _indent(message or "failed", "      ")
-        coverage = HIDDEN_COVERAGE.get(ex.id, GENERIC_COVERAGE)
+        coverage = hidden_coverage(ex)
         lines += textwrap.wrap("Hidden tests also check: " + coverage, WIDTH,
                                initial_indent="  ", subsequent_indent="    ")
     lines += ["", f"Public tests: {passed_total} of {len(outcome.tests)} passed."]
@@ -332,7 +338,7 @@ def _indent(text: str, prefix: str, rest: str | None = None) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("exercises", nargs="*", metavar="EXERCISE",
-                        help="ex1 … ex5, or all (default: every exercise)")
+                        help="exercise ids (ex1, ex2, …), or all (default: every exercise in this release)")
     parser.add_argument("--folder", default=".",
                         help="the release folder holding ex1_attention/, …, or any folder inside "
                              "it (default: here)")

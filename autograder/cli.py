@@ -1,4 +1,4 @@
-"""`python -m autograder <command>`: release, grade, batch, check, build."""
+"""`python -m autograder <command>`: release, grade, batch, check, build, scaffold."""
 from __future__ import annotations
 
 import argparse
@@ -130,6 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build", help="write dist/: Gradescope autograder.zip, student release.zip, other exports")
     build_arguments(p)
     p.set_defaults(func=build_main)
+
+    from autograder import scaffold
+    p = sub.add_parser("scaffold", help="the skeleton of a new exercise (docs/ADDING_AN_EXERCISE.md)")
+    scaffold.add_arguments(p)
+    p.set_defaults(func=scaffold.main)
     return parser
 
 

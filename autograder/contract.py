@@ -1,7 +1,13 @@
-"""The five exercises as data: what a submission must contain and what it may not use.
+"""The exercises as data: what a submission must contain and what it may not use.
 
 This mirrors the student-facing contract (EXERCISES.md in the course's spec). Everything
 else in the kit (intake, release, suites, packaging) reads exercise facts from here.
+
+``EXERCISES`` is every exercise the kit knows (the release writes all of them to
+``assignments/``); ``DEFAULT`` is the assignment built, graded and exported when no
+``--exercises`` is given: the exercises with ``default=True``. An exercise with
+``default=False`` is opt-in (``build --exercises ex1,…,ex6``). docs/ADDING_AN_EXERCISE.md
+says how to add one.
 """
 from __future__ import annotations
 
@@ -22,6 +28,11 @@ class Exercise:
     # shared copy-on-write) instead of each importing it: for libraries that the exercise's
     # code and the suite's reference both pull in lazily.
     preload: tuple[str, ...] = field(default=())
+    # In the default assignment (no --exercises)? False: opt-in, built only when named.
+    default: bool = True
+    # What `check` tells students the hidden tests check besides the public ones (themes,
+    # never tests or values); empty: check.py's own text for this id, else a generic one.
+    hidden_coverage: str = ""
 
     @property
     def filename(self) -> str:
@@ -119,6 +130,23 @@ EXERCISES: tuple[Exercise, ...] = (
         banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
         preload=("torch._dynamo",),      # an optimizer's first step imports it: ~1 s, ~80 MB
     ),
+    Exercise(
+        id="ex6", folder="ex6_positional_encoding", module="positional",
+        title="Positional encodings",
+        names=("sinusoidal_encoding", "LearnedPositionalEmbedding", "add_positional_encoding",
+               "make_copy_task", "extrapolation_experiment", "plot_encoding"),
+        banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
+        preload=("torch._dynamo",),      # the experiment's optimizer imports it on its first step
+        default=False,                   # opt-in: build --exercises ex1,ex2,ex3,ex4,ex5,ex6
+        hidden_coverage=(
+            "the sinusoidal table against the paper's formula for other lengths and widths (odd "
+            "ones too), in float32 and float64, on the requested device; values within [-1, 1] and "
+            "the relative-position property (PE[p+k] is a fixed rotation of PE[p]); the learned "
+            "embedding's parameters, values, gradients and length check; add_positional_encoding's "
+            "broadcasting, dtype, device, gradients and untouched inputs; the copy task's exact "
+            "tokens; the experiment's results; the heatmap's orientation, labels, colour limits "
+            "and colorbar; the rules (attention written by hand)."),
+    ),
 )
 
 
@@ -140,16 +168,20 @@ def _built_points(exercises: tuple[Exercise, ...]) -> tuple[Exercise, ...]:
 
 
 EXERCISES = _built_points(EXERCISES)
+DEFAULT: tuple[Exercise, ...] = tuple(ex for ex in EXERCISES if ex.default)
 BY_ID: dict[str, Exercise] = {ex.id: ex for ex in EXERCISES}
 BY_MODULE: dict[str, Exercise] = {ex.module: ex for ex in EXERCISES}
 
 
 def select(ids: str | list[str] | None) -> tuple[Exercise, ...]:
-    """Exercises named by a comma list (``"ex1,ex3"``) or list; all when ``None``/empty."""
+    """Exercises named by a comma list (``"ex1,ex3"``) or list, in that order; ``DEFAULT``
+    when ``None``/empty; ``"all"``: every exercise the kit knows, opt-in ones included."""
     if not ids:
-        return EXERCISES
+        return DEFAULT
     if isinstance(ids, str):
         ids = [part.strip() for part in ids.split(",") if part.strip()]
+    if list(ids) == ["all"]:
+        return EXERCISES
     unknown = [i for i in ids if i not in BY_ID]
     if unknown:
         raise ValueError(f"unknown exercise id(s): {', '.join(unknown)}; "

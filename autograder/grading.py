@@ -40,7 +40,7 @@ SUITES_DIR = PACKAGE_DIR / "suites"
 class GradeRequest:
     submission: Path
     results_path: Path | None = None
-    exercises: tuple[contract.Exercise, ...] = contract.EXERCISES
+    exercises: tuple[contract.Exercise, ...] = contract.DEFAULT
     config: SandboxConfig = field(default_factory=SandboxConfig)
     in_process: bool = False          # benchmarks only: student code in this process
     public_only: bool = False         # `check`: the public tests alone

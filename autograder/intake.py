@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from autograder import textsafe
-from autograder.contract import EXERCISES, Exercise, banned_operators
+from autograder.contract import DEFAULT, Exercise, banned_operators
 from autograder.zipnames import open_zip
 
 MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file (and a notebook's extracted code)
@@ -100,7 +100,7 @@ class Listing:
     truncated: str | None = None                         # why the listing stopped early
 
 
-def collect(path: str | Path, exercises: tuple[Exercise, ...] = EXERCISES,
+def collect(path: str | Path, exercises: tuple[Exercise, ...] = DEFAULT,
             budget: Budget | None = None) -> Submission:
     """Find and read each exercise's file in a submission (folder, .zip, .py or .ipynb)."""
     budget = budget or Budget()

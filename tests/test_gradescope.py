@@ -127,15 +127,17 @@ def test_zip_layout(dist):
         assert name in names, name
     for script in ("setup.sh", "run_autograder"):
         assert (infos[script].external_attr >> 16) & 0o777 == 0o755
-    for ex in contract.EXERCISES:
+    for ex in contract.DEFAULT:                         # no --exercises: the default assignment
         assert any(n.startswith(f"autograder/suites/{ex.folder}/test_") for n in names), ex.id
+    for ex in set(contract.EXERCISES) - set(contract.DEFAULT):     # opt-in exercises stay out
+        assert not any(n.startswith(f"autograder/suites/{ex.folder}/") for n in names), ex.id
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".pyo"))]
     assert not [n for n in names if n.split("/")[0] in ("solutions", "tests", "assignments", "dist", ".git")]
     assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in infos.values())
     assert list(infos) == sorted(infos)
     info = _info(dist / "autograder.zip")
-    assert info["exercises"] == [ex.id for ex in contract.EXERCISES]
-    assert info["points"] == {ex.id: ex.points for ex in contract.EXERCISES}
+    assert info["exercises"] == [ex.id for ex in contract.DEFAULT]
+    assert info["points"] == {ex.id: ex.points for ex in contract.DEFAULT}
 
 
 def test_build_is_deterministic(scratch_root, dist, tmp_path):

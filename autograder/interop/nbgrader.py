@@ -161,7 +161,7 @@ def export_nbgrader(out: Path, exercises: tuple[contract.Exercise, ...] | None =
     root = root or repo_root()
     out = Path(out)
     written = []
-    for ex in exercises or contract.EXERCISES:
+    for ex in exercises or contract.DEFAULT:
         if not (root / "solutions" / ex.folder / ex.filename).is_file() or not adapter.collect_tests(ex.id):
             continue
         path = out / "source" / ex.folder / ex.notebook

@@ -127,7 +127,7 @@ def export_otter(out: Path, exercises: tuple[contract.Exercise, ...] | None = No
     from autograder.packaging.release import repo_root
     root = root or repo_root()
     written: list[Path] = []
-    for ex in exercises or contract.EXERCISES:
+    for ex in exercises or contract.DEFAULT:
         if adapter.collect_tests(ex.id):
             written += export_exercise(ex, Path(out) / ex.folder, root,
                                        total=(points or {}).get(ex.id), generate=generate)

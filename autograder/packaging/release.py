@@ -1,6 +1,6 @@
 """`python -m autograder release`: generate the student release ``assignments/`` from ``solutions/``.
 
-For every exercise in :data:`autograder.contract.EXERCISES`, ``solutions/<folder>/`` holds
+For every exercise in :data:`autograder.contract.EXERCISES` (opt-in ones too), ``solutions/<folder>/`` holds
 
 * ``<module>.py``      the completed file, solution regions between ``### BEGIN SOLUTION``
                        and ``### END SOLUTION``;
@@ -69,10 +69,13 @@ def release_exercise(ex: Exercise, root: Path, steps: Sequence[Step] = DEFAULT_S
 
 def build_release(root: Path | None = None, exercises: str | list[str] | None = None,
                   steps: Sequence[Step] = DEFAULT_STEPS) -> Release:
-    """The release in memory. :class:`ReleaseError` when a source is missing or leaks."""
+    """The release in memory. :class:`ReleaseError` when a source is missing or leaks.
+
+    ``exercises=None``: every exercise the kit knows, opt-in ones included (``assignments/``
+    is the source of every assignment; ``build`` zips the part it builds)."""
     root = Path(root) if root else repo_root()
     try:
-        chosen = select(exercises)
+        chosen = select(exercises or "all")
     except ValueError as exc:
         raise ReleaseError(str(exc)) from None
     jobs = [release_exercise(ex, root, steps) for ex in chosen]

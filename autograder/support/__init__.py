@@ -3,6 +3,7 @@
 Only ``autograder.support.*`` may be imported from here: this package is loaded into the
 worker process, which must not pull in the rest of the kit.
 
+    arguments  ex6: torch.dtype / torch.device arguments, built in the worker
     autograd   ex1/ex4: gradients of student functions
     figures    ex2: the figure inspector (a drawn figure as data)
     functions  ex1: the functions handed to ``numerical_gradient``
@@ -10,6 +11,7 @@ worker process, which must not pull in the rest of the kit.
     modules    ex2/ex3: nn.Module structure and gradients, fresh axes
     training   ex5: structure, gradients, the kit's own training loop
 """
+from autograder.support import arguments
 from autograder.support import autograd
 from autograder.support import figures
 from autograder.support import functions
@@ -17,4 +19,4 @@ from autograder.support import lm
 from autograder.support import modules
 from autograder.support import training
 
-__all__ = ["autograd", "figures", "functions", "lm", "modules", "training"]
+__all__ = ["arguments", "autograd", "figures", "functions", "lm", "modules", "training"]

@@ -1,0 +1,109 @@
+"""Shared inputs and checks for the ex6 hidden suite (grader side; not a test file).
+
+Seeds here are the hidden ones (the public tests use others). Every random input of this
+suite comes from :func:`gen` (one place: how hidden seeds are derived may change).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+import reference.positional as ref
+from autograder.diagnosis import ex6 as mistakes
+from autograder.suites import checks
+
+SEED = 6607                    # hidden base seed for ex6
+
+# float32 tables: sin/cos of angles up to max_len carry rounding of about max_len · 6e-8
+F32_TOL = (0.0, 5e-5)          # (rtol, atol) for float32 tables with max_len <= 100
+F64_TOL = (1e-9, 1e-10)
+
+
+def gen(offset: int) -> torch.Generator:
+    """The generator of one hidden input (``offset`` tells the inputs of the suite apart)."""
+    return torch.Generator().manual_seed(SEED + offset)
+
+
+def seed(offset: int) -> int:
+    """A hidden integer seed handed to the student's own functions (datasets, experiment)."""
+    return int(torch.randint(0, 2**31 - 1, (1,), generator=gen(offset)))
+
+
+def randn(offset: int, *shape: int, dtype=torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen(offset), dtype=torch.float64).to(dtype)
+
+
+def learned_state(offset: int, max_len: int, d_model: int) -> dict[str, torch.Tensor]:
+    """A float32 state for LearnedPositionalEmbedding: ``{"pos.weight": (max_len, d_model)}``."""
+    return {"pos.weight": randn(offset, max_len, d_model)}
+
+
+def tol(dtype: Any) -> tuple[float, float]:
+    return F64_TOL if dtype == torch.float64 else F32_TOL
+
+
+def expect_tensor(value: Any, what: str) -> torch.Tensor:
+    checks.expect_type(value, torch.Tensor, what)
+    return value
+
+
+def expect_table(got: Any, max_len: int, d_model: int, dtype: torch.dtype, what: str) -> None:
+    """A sinusoidal table: shape, dtype, finite, then values against the formula (with the
+    known wrong tables named when one matches)."""
+    inputs = f"max_len={max_len}, d_model={d_model}, dtype={dtype}"
+    table = expect_tensor(got, what)
+    checks.expect_shape(table, (max_len, d_model), what, inputs)
+    checks.expect_dtype(table, dtype, what)
+    checks.expect_finite(table, what, inputs)
+    rtol, atol = tol(dtype)
+    checks.expect_close(table, ref.sinusoidal_encoding(max_len, d_model, torch.float64), what,
+                        inputs=inputs, rtol=rtol, atol=atol,
+                        mistakes=lambda: mistakes.sinusoidal(max_len, d_model, dtype))
+
+
+def table(student, support, max_len: int, d_model: int, dtype: str) -> Any:
+    """``sinusoidal_encoding(max_len, d_model, dtype=torch.<dtype>)`` in the worker (a dtype is
+    no wire value: ``support.arguments`` builds it there)."""
+    with checks.calling("positional.sinusoidal_encoding"):
+        return support.arguments.call(student.positional.sinusoidal_encoding, [max_len, d_model], {},
+                                      {"dtype": dtype})
+
+
+def expect_unchanged(changes: list[float], names: list[str], function: str) -> None:
+    touched = [n for n, c in zip(names, changes) if c != 0.0]
+    if touched:
+        checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place",
+                    "an in-place operation on an input (+=, add_, x[...] = …): return a new tensor, x + …")
+
+
+def load_learned(remote, state: dict[str, torch.Tensor]) -> None:
+    """Give the student's module the hidden weights (its only parameter is ``pos.weight``)."""
+    from autograder.sandbox import StudentError
+    try:
+        remote.load_state_dict(state)
+    except StudentError as exc:
+        checks.fail("the grader could not load weights into your LearnedPositionalEmbedding with "
+                    "load_state_dict; its only submodule must be pos = nn.Embedding(max_len, d_model): "
+                    + str(exc).split("\n")[0][:300])
+
+
+def expect_value_error(call, what: str, why: str) -> None:
+    """``call()`` (a student call) must raise ValueError; ``why`` says when it should."""
+    from autograder.sandbox import NotImplementedByStudent, StudentError
+    try:
+        call()
+    except NotImplementedByStudent:
+        raise
+    except StudentError as exc:
+        kind = exc.info.get("type")
+        if kind != "ValueError":
+            cause = ("an IndexError from indexing past the end of the table (nn.Embedding or pe[...]) "
+                     "instead of your own check: raise ValueError when n is too long"
+                     if kind == "IndexError" else
+                     "use `raise ValueError(...)`, not assert (asserts can be switched off)"
+                     if kind == "AssertionError" else None)
+            checks.fail(f"{what} should raise ValueError ({why}); it raised {kind or 'an error'}", cause)
+    else:
+        checks.fail(f"{what} should raise ValueError ({why}) but raised nothing",
+                    f"no length check: raise ValueError when {why}")

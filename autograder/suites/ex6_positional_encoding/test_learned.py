@@ -1,0 +1,108 @@
+"""ex6 · LearnedPositionalEmbedding: structure, values, gradients, the length limit."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograder.diagnosis import ex6 as mistakes
+from autograder.suites import checks
+from autograder.suites.ex6_positional_encoding import common
+
+MAX_LEN, D_MODEL = 10, 6
+
+
+def _module(student, offset: int, max_len: int = MAX_LEN, d_model: int = D_MODEL):
+    module = student.positional.LearnedPositionalEmbedding(max_len, d_model)
+    state = common.learned_state(offset, max_len, d_model)
+    common.load_learned(module, state)
+    return module, state["pos.weight"]
+
+
+@pytest.mark.points(1)
+def test_structure(student, support):
+    """LearnedPositionalEmbedding: exactly pos = nn.Embedding(max_len, d_model)"""
+    info = support.modules.describe(student.positional.LearnedPositionalEmbedding(7, 5))
+    if not info.get("is_module"):
+        checks.fail(f"LearnedPositionalEmbedding(7, 5) is a {info['type']}, not an nn.Module")
+    if info["children"] != {"pos": "Embedding"} or info["parameters"] != {"pos.weight": [7, 5]}:
+        checks.fail(f"LearnedPositionalEmbedding(7, 5): expected one submodule pos = nn.Embedding(7, 5) "
+                    f"and no other parameter; found submodules {info['children']} and parameters "
+                    f"{info['parameters']}")
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("n", [4, MAX_LEN], ids=["n=4", "n=max_len"])
+def test_forward_values(student, support, n):
+    """LearnedPositionalEmbedding.forward adds pos(0 … n−1) to x"""
+    module, weight = _module(student, 10 + n)
+    x = common.randn(20 + n, 3, n, D_MODEL)
+    inputs = checks.describe_inputs(x=x) + f", max_len={MAX_LEN}"
+    with checks.calling("LearnedPositionalEmbedding.forward"):
+        out = module(x)
+    common.expect_tensor(out, "forward(x)")
+    checks.expect_shape(out, (3, n, D_MODEL), "forward(x)", inputs)
+    checks.expect_dtype(out, torch.float32, "forward(x)")
+    checks.expect_close(out, x.double() + weight.double()[:n], "forward(x)", inputs=inputs,
+                        rtol=1e-5, atol=1e-6, mistakes=lambda: mistakes.learned(x, weight))
+
+
+@pytest.mark.covers("LearnedPositionalEmbedding:inputs")
+@pytest.mark.points(0.5)
+def test_input_unchanged(student, support):
+    """LearnedPositionalEmbedding.forward leaves x unchanged"""
+    module, _ = _module(student, 30)
+    x = common.randn(31, 2, 5, D_MODEL)
+    with checks.calling("LearnedPositionalEmbedding.forward"):
+        _, changes = support.autograd.call_and_check_unchanged(module, [x])
+    common.expect_unchanged(changes, ["x"], "LearnedPositionalEmbedding.forward")
+
+
+@pytest.mark.covers("LearnedPositionalEmbedding:dtype")
+@pytest.mark.points(1)
+def test_float64(student):
+    """LearnedPositionalEmbedding after .double(): float64 in, float64 out"""
+    module, weight = _module(student, 40)
+    module.double()
+    x = common.randn(41, 2, 7, D_MODEL, dtype=torch.float64)
+    with checks.calling("LearnedPositionalEmbedding.forward"):
+        out = module(x)
+    common.expect_tensor(out, "forward(x) in float64")
+    checks.expect_dtype(out, torch.float64, "forward(x) in float64")
+    # values: the same as the student's own float32 module (values are test_forward_values' business)
+    plain, _ = _module(student, 40)
+    with checks.calling("LearnedPositionalEmbedding.forward"):
+        own = common.expect_tensor(plain(x.float()), "forward(x) in float32")
+    checks.expect_close(out, own, "forward(x) in float64 against your own float32 result",
+                        inputs=checks.describe_inputs(x=x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.points(1.5)
+def test_gradients(student, support):
+    """LearnedPositionalEmbedding: gradients reach x and pos.weight (rows 0 … n−1 only)"""
+    module, _ = _module(student, 50)
+    n, x = 6, common.randn(51, 3, 6, D_MODEL)
+    g = common.randn(52, 3, n, D_MODEL)
+    with checks.calling("LearnedPositionalEmbedding.forward"):
+        params = support.modules.parameter_grads(module, [x], {}, g, None)
+        (dx,) = support.modules.input_grads(module, [x], {}, [0], g, None)
+    got = params.get("pos.weight") if isinstance(params, dict) else None
+    if got is None or dx is None:
+        checks.fail("no gradient reached " + ("pos.weight" if got is None else "x") + " through forward(x)",
+                    "the result is detached from the graph (.detach(), .data, torch.tensor(…) of a "
+                    "tensor, or a NumPy round trip)")
+    want = torch.zeros(MAX_LEN, D_MODEL, dtype=torch.float64)
+    want[:n] = g.double().sum(0)
+    checks.expect_close(got, want, "d(sum(g * forward(x))) / d pos.weight", rtol=1e-5, atol=1e-5,
+                        inputs=f"x {tuple(x.shape)}, max_len={MAX_LEN}")
+    checks.expect_close(dx, g, "d(sum(g * forward(x))) / d x", rtol=1e-5, atol=1e-6,
+                        inputs=f"x {tuple(x.shape)}")
+
+
+@pytest.mark.covers("LearnedPositionalEmbedding:length")
+@pytest.mark.points(1)
+def test_too_long(student):
+    """LearnedPositionalEmbedding raises ValueError when n > max_len"""
+    module = student.positional.LearnedPositionalEmbedding(MAX_LEN, D_MODEL)
+    x = common.randn(60, 2, MAX_LEN + 1, D_MODEL)
+    common.expect_value_error(lambda: module(x), f"forward(x) with n={MAX_LEN + 1} > max_len={MAX_LEN}",
+                              "n > max_len")

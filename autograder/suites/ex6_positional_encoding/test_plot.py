@@ -1,0 +1,98 @@
+"""ex6 · plot_encoding: what the heatmap displays (read back with the kit's figure inspector)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import reference.positional as ref
+from autograder.sandbox import UnsupportedValue
+from autograder.suites import checks
+
+TITLE = "PE · 12 positions"
+
+
+def _draw(student, support, pe, **kwargs) -> dict:
+    """Call plot_encoding once in the worker and describe the axes drawn into."""
+    try:
+        try:
+            fig = student.positional.plot_encoding(pe, **kwargs)
+            types = support.modules.type_names(fig)
+        except UnsupportedValue:
+            fig, types = None, ["(a value the grader cannot receive)"]
+        if "Figure" not in types:
+            checks.fail(f"plot_encoding returned a {types[0]}, expected the matplotlib Figure it drew into")
+        ax = support.modules.find_axes(fig)
+        if ax is None:
+            checks.fail("plot_encoding: the returned figure holds no axes with a heatmap")
+        return support.figures.describe_axes(ax)
+    finally:
+        support.modules.close_all()
+
+
+@pytest.fixture(scope="module")
+def drawn(student, support):
+    pe = ref.sinusoidal_encoding(12, 10) * 0.8                      # data range (-0.8, 0.8)
+    return pe, _draw(student, support, pe.clone().requires_grad_(True), title=TITLE)
+
+
+@pytest.mark.points(1.5)
+def test_matrix(drawn):
+    """plot_encoding shows position p as row p from the top, dimension j as column j"""
+    pe, info = drawn
+    matrix = info.get("matrix")
+    if matrix is None:
+        checks.fail("plot_encoding: no heatmap found in the axes (use imshow, matshow or pcolormesh)")
+    got = np.array([[np.nan if v is None else float(v) for v in row] for row in matrix])
+    want = pe.double().numpy()
+    if got.shape == want.T.shape and got.shape != want.shape:
+        checks.fail(f"plot_encoding: the heatmap shows {got.shape[0]} rows × {got.shape[1]} columns for a "
+                    f"table of {want.shape[0]} positions × {want.shape[1]} dimensions",
+                    "the table is transposed: positions are the rows, dimensions the columns")
+    if got.shape == want.shape and np.allclose(got, want[::-1], atol=1e-6):
+        checks.fail("plot_encoding: position 0 is shown at the bottom",
+                    "an upside-down image (origin='lower' or pcolormesh without inverting the y axis): "
+                    "position 0 is the top row")
+    checks.expect_close(got, want, "the displayed table", inputs="pe (12, 10)", rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.points(1)
+def test_labels_and_title(drawn):
+    """plot_encoding: x label says "dimension", y label "position", the title is set"""
+    _, info = drawn
+    xlabel, ylabel = info.get("xlabel", ""), info.get("ylabel", "")
+    if "dimension" not in xlabel.lower() or "position" not in ylabel.lower():
+        checks.fail(f"plot_encoding: the x label should contain 'dimension' and the y label 'position'; "
+                    f"got x label {xlabel!r} and y label {ylabel!r}")
+    if info.get("title") != TITLE:
+        checks.fail(f"plot_encoding(…, title=…): the axes' title is {info.get('title')!r}, not the given title")
+
+
+@pytest.mark.points(1)
+def test_colour_limits_and_colorbar(drawn):
+    """plot_encoding: colour limits -1 and 1, with a colorbar"""
+    _, info = drawn
+    clim = info.get("clim")
+    if clim is None or not np.allclose(clim, [-1.0, 1.0]):
+        checks.fail(f"plot_encoding: colour limits are {clim}, expected [-1, 1] whatever the data's range",
+                    "automatic colour limits: pass vmin=-1, vmax=1")
+    if not info.get("has_colorbar"):
+        checks.fail("plot_encoding: no colorbar (fig.colorbar(image, ax=ax))")
+
+
+@pytest.mark.covers("plot_encoding:ax")
+@pytest.mark.points(0.5)
+def test_draws_into_given_axes(student, support):
+    """plot_encoding(pe, ax=ax) draws into ax and returns its figure"""
+    pe = ref.sinusoidal_encoding(5, 4)
+    try:
+        fig, axes = support.modules.new_axes(1, 2, (7.0, 3.0))
+        returned = student.positional.plot_encoding(pe, ax=axes[1])
+        same = support.modules.same_object(returned, fig)
+        info = support.figures.describe_axes(axes[1])
+    finally:
+        support.modules.close_all()
+    if not same:
+        checks.fail("plot_encoding(pe, ax=ax) should return ax's figure (ax.figure)")
+    if info.get("matrix") is None:
+        checks.fail("plot_encoding(pe, ax=ax) did not draw into the given axes")

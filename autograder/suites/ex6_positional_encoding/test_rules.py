@@ -1,0 +1,20 @@
+"""ex6 · the exercise's rules: no banned APIs."""
+from __future__ import annotations
+
+import pytest
+
+from autograder.suites import checks
+
+
+@pytest.mark.covers("rules", "sinusoidal_encoding")
+@pytest.mark.points(0.5)
+def test_no_banned_apis(student, submission):
+    """positional.py: no built-in attention (and sinusoidal_encoding runs)"""
+    found = submission.found["ex6"]
+    if found.source is None:
+        checks.fail(found.problem or "positional.py could not be read")
+    student.positional.sinusoidal_encoding(2, 2)          # the points are for working code
+    if found.banned:
+        lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
+        checks.fail("positional.py uses APIs this exercise does not allow:\n" + lines,
+                    cause="a built-in attention (nn.MultiheadAttention, F.scaled_dot_product_attention)")
