@@ -1,7 +1,8 @@
 """Shared inputs and checks for the ex6 hidden suite (grader side; not a test file).
 
-Seeds here are the hidden ones (the public tests use others). Every random input of this
-suite comes from :func:`gen` (one place: how hidden seeds are derived may change).
+Every random input of this suite comes from :func:`gen`, drawn from the current test's
+derived seeds (:mod:`autograder.seeds`: the build's secret, the submission's source and the
+test), so no submission can predict or replay them; the public tests use literal seeds.
 """
 from __future__ import annotations
 
@@ -10,24 +11,25 @@ from typing import Any
 import torch
 
 import reference.positional as ref
+from autograder import seeds
 from autograder.diagnosis import ex6 as mistakes
 from autograder.suites import checks
-
-SEED = 6607                    # hidden base seed for ex6
 
 # float32 tables: sin/cos of angles up to max_len carry rounding of about max_len · 6e-8
 F32_TOL = (0.0, 5e-5)          # (rtol, atol) for float32 tables with max_len <= 100
 F64_TOL = (1e-9, 1e-10)
 
 
-def gen(offset: int) -> torch.Generator:
-    """The generator of one hidden input (``offset`` tells the inputs of the suite apart)."""
-    return torch.Generator().manual_seed(SEED + offset)
+def gen(offset: int, name: str | None = None) -> torch.Generator:
+    """The generator of one hidden input (``offset`` tells the inputs of a test apart;
+    ``name``: a module-scoped fixture's own name, so its inputs do not depend on which test
+    happens to set it up)."""
+    return seeds.generator(offset, name)
 
 
-def seed(offset: int) -> int:
+def seed(offset: int, name: str | None = None) -> int:
     """A hidden integer seed handed to the student's own functions (datasets, experiment)."""
-    return int(torch.randint(0, 2**31 - 1, (1,), generator=gen(offset)))
+    return int(torch.randint(0, 2**31 - 1, (1,), generator=gen(offset, name)))
 
 
 def randn(offset: int, *shape: int, dtype=torch.float32) -> torch.Tensor:

@@ -40,7 +40,7 @@ def test_copy_task(student, position):
 @pytest.fixture(scope="module")
 def experiment(student):
     """extrapolation_experiment with the defaults and a hidden seed, run once."""
-    return student.positional.extrapolation_experiment(seed=common.seed(200))
+    return student.positional.extrapolation_experiment(seed=common.seed(200, name="experiment"))
 
 
 @pytest.mark.covers("extrapolation_experiment")
