@@ -181,13 +181,7 @@ def _wait(pid: int, timeout: float, finished: dict[int, int]) -> int | None:
 def _reap_others(finished: dict[int, int], leaders: set[int]) -> None:
     """Collect ended children: workers' statuses are kept for ``_wait``; adopted orphans
     (we are a subreaper) are only reaped."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    for pid, status in lifetime.ended_children():
         if pid in leaders:
             leaders.discard(pid)
             finished[pid] = status

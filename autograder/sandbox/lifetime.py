@@ -34,7 +34,7 @@ import os
 import signal
 import sys
 import time
-from typing import NoReturn
+from typing import Iterator, NoReturn
 
 PR_SET_PDEATHSIG, PR_SET_NAME, PR_SET_CHILD_SUBREAPER = 1, 15, 36
 ZYGOTE_NAME, WORKER_NAME = "ag-zygote", "ag-worker"
@@ -214,14 +214,21 @@ def _state(pid: int) -> str:
     return fields[0] if fields else "X"
 
 
-def _reap_children() -> None:
+def ended_children() -> Iterator[tuple[int, int]]:
+    """(pid, wait status) of every child that has ended, without blocking."""
     while True:
         try:
-            pid, _status = os.waitpid(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
+        yield pid, status
+
+
+def _reap_children() -> None:
+    for _ in ended_children():
+        pass
 
 
 # --------------------------------------------------------------------------- workers

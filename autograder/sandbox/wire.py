@@ -217,25 +217,25 @@ class Decoder:
         self._used.add(index)
         return self.buffers[index]
 
-    def _array(self, node: dict) -> np.ndarray:
-        dtype = _NUMPY_DTYPES.get(node.get("dtype"))
+    def _sized(self, node: dict, key: str, kind: str, dtypes: dict) -> tuple[Any, tuple[int, ...], bytes]:
+        """(dtype, shape, buffer) of an array (``kind`` "array", key "A") or tensor ("tensor",
+        "X") node: an allowed dtype, a bounded shape, a buffer of exactly that many bytes."""
+        dtype = dtypes.get(node.get("dtype"))
         if dtype is None:
-            raise WireError(f"array dtype {node.get('dtype')!r} not allowed")
+            raise WireError(f"{kind} dtype {node.get('dtype')!r} not allowed")
         shape = _shape(node.get("shape"))
-        data = self._buffer(node["A"])
-        if len(data) != dtype.itemsize * math.prod(shape):
-            raise WireError("array buffer size does not match its shape")
+        data = self._buffer(node[key])
+        itemsize = dtype.itemsize if kind == "array" else torch.empty((), dtype=dtype).element_size()
+        if len(data) != itemsize * math.prod(shape):
+            raise WireError(f"{kind} buffer size does not match its shape")
+        return dtype, shape, data
+
+    def _array(self, node: dict) -> np.ndarray:
+        dtype, shape, data = self._sized(node, "A", "array", _NUMPY_DTYPES)
         return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
 
     def _tensor(self, node: dict) -> torch.Tensor:
-        dtype = _TORCH_DTYPES.get(node.get("dtype"))
-        if dtype is None:
-            raise WireError(f"tensor dtype {node.get('dtype')!r} not allowed")
-        shape = _shape(node.get("shape"))
-        data = self._buffer(node["X"])
-        itemsize = torch.empty((), dtype=dtype).element_size()
-        if len(data) != itemsize * math.prod(shape):
-            raise WireError("tensor buffer size does not match its shape")
+        dtype, shape, data = self._sized(node, "X", "tensor", _TORCH_DTYPES)
         if dtype == torch.bfloat16:
             arr = np.frombuffer(data, dtype=np.int16).copy()
             t = torch.from_numpy(arr).view(torch.bfloat16).reshape(shape)
