@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-__all__ = ["grads", "call_and_check_unchanged"]
+__all__ = ["grads", "call_and_check_unchanged", "call_and_check_aliasing"]
 
 
 def _outputs(result: Any) -> list:
@@ -124,3 +124,38 @@ def call_and_check_unchanged(fn: Callable, args: list, kwargs: dict | None = Non
     result = fn(*args, **kwargs)
     changes = [_change(b, v) for b, v in zip(before, items)]
     return result, changes
+
+
+def _memory_of(value: Any) -> tuple[int, int] | None:
+    """(start, end) of an array's or tensor's memory, or None."""
+    if isinstance(value, torch.Tensor) and value.device.type == "cpu" and value.numel():
+        start = value.data_ptr()
+        return start, start + value.untyped_storage().nbytes()
+    if isinstance(value, np.ndarray) and value.size:
+        start = value.__array_interface__["data"][0]
+        return start, start + value.nbytes
+    return None
+
+
+def call_and_check_aliasing(fn: Callable, args: list, kwargs: dict | None = None) -> tuple:
+    """Call ``fn(*args, **kwargs)`` and report, for each positional then keyword argument,
+    whether the result IS that argument or shares memory with it (a view of it).
+
+    Returns ``(result, aliases)`` with one bool per argument (non-array arguments: False).
+    """
+    kwargs = dict(kwargs or {})
+    items = list(args) + list(kwargs.values())
+    result = fn(*args, **kwargs)
+    outputs = _outputs(result)
+    aliases = []
+    for item in items:
+        mine = _memory_of(item)
+        shared = any(o is item for o in outputs)
+        if mine is not None and not shared:
+            for out in outputs:
+                theirs = _memory_of(out)
+                if theirs is not None and theirs[0] < mine[1] and mine[0] < theirs[1]:
+                    shared = True
+        aliases.append(shared)
+    return result, aliases
+

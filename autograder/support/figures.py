@@ -22,7 +22,7 @@ from matplotlib.collections import Collection
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-__all__ = ["describe_axes", "describe_figure"]
+__all__ = ["describe_axes", "describe_figure", "watch_show"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -246,3 +246,30 @@ def describe_figure(fig: Figure) -> dict[str, Any]:
         "axes": [info for *_, info in described],
         "n_colorbars": sum(1 for a in all_axes if _is_colorbar_axes(a)),
     }
+
+
+class ShowWatch:
+    """Counts ``plt.show()`` calls from the moment it is made until it is called: calling it
+    puts the real ``show`` back and returns the count (one use; no module-level state)."""
+
+    def __init__(self) -> None:
+        import sys
+        self._pyplot = sys.modules["matplotlib.pyplot"]
+        self._saved = self._pyplot.show
+        self.calls = 0
+        self._pyplot.show = self._show
+
+    def _show(self, *args: Any, **kwargs: Any) -> None:
+        self.calls += 1                       # under Agg show() does nothing; only counted
+
+    def __call__(self) -> int:
+        self._pyplot.show = self._saved
+        return int(self.calls)
+
+
+def watch_show() -> ShowWatch:
+    """Start counting ``plt.show()`` calls (the spec forbids them in plotting functions);
+    the returned watch, called, stops and gives the count."""
+    import matplotlib.pyplot  # noqa: F401 - loaded before the student's plotting call
+    return ShowWatch()
+

@@ -31,7 +31,9 @@ class TinyCausalLM(nn.Module):
     ``tie_period``: when set (``< vocab_size``), the model computes ``tie_period`` base
     logits and token ``j`` gets exactly the logit of base token ``j % tie_period``, so the
     largest logit is always shared by several tokens and only the lowest-index rule
-    decides. ``call_shapes`` records the shape of every input the model was called with.
+    decides. ``call_shapes`` records the shape of every input the model was called with;
+    ``calls_with_grad`` counts the calls made while autograd was recording (generation
+    belongs inside ``torch.no_grad()``).
     """
 
     def __init__(self, vocab_size: int, d_model: int = 8, max_len: int = 64,
@@ -45,10 +47,12 @@ class TinyCausalLM(nn.Module):
         self.W_v = nn.Linear(d_model, d_model, bias=False)
         self.out = nn.Linear(d_model, base)
         self.call_shapes: list[list[int]] = []
+        self.calls_with_grad = 0
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         if len(self.call_shapes) < 10_000:
             self.call_shapes.append(list(ids.shape))
+        self.calls_with_grad += int(torch.is_grad_enabled())
         ids = torch.as_tensor(ids)
         t = ids.shape[-1]
         x = self.embed(ids) + self.pos(torch.arange(t, device=ids.device))        # (B, t, d)

@@ -112,6 +112,7 @@ class KitClassifier(nn.Module):
     The hidden tests hand it to ``train``, ``accuracy`` and ``input_gradient_norms`` so that
     those functions are judged apart from the student's own models. Built the same way in
     the grader (from this module) and in the worker (from the kit's pristine copy).
+    ``calls_with_grad`` counts the forward calls made while autograd was recording.
     """
 
     def __init__(self, vocab_size: int, d_model: int, num_classes: int, max_len: int,
@@ -121,6 +122,7 @@ class KitClassifier(nn.Module):
         self.mix = nn.Linear(d_model, d_model)
         self.pool = nn.Parameter(torch.zeros(max_len))
         self.head = nn.Linear(d_model, num_classes)
+        self.calls_with_grad = 0
         g = torch.Generator().manual_seed(int(seed))
         with torch.no_grad():                      # seeded, independent of the global RNG
             for p in self.parameters():
@@ -135,6 +137,7 @@ class KitClassifier(nn.Module):
         return self.head(pooled)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        self.calls_with_grad += int(torch.is_grad_enabled())
         return self.classify(self.embed_inputs(tokens))
 
 

@@ -40,10 +40,11 @@ def _axes_of(support, call):
 
 
 def _inspect(support, call) -> dict:
+    watch = support.figures.watch_show()
     try:
         types, ax = _axes_of(support, call)
         info = support.figures.describe_axes(ax) if ax is not None else None
-        return {"types": types, "info": info}
+        return {"types": types, "info": info, "shows": watch()}
     finally:
         support.modules.close_all()
 
@@ -92,6 +93,7 @@ def into_given_ax(student, support):
 
 
 def _inspect_figure(support, call) -> dict:
+    watch = support.figures.watch_show()
     try:
         try:
             result = call()
@@ -100,7 +102,7 @@ def _inspect_figure(support, call) -> dict:
             result, types = None, ["(a value the grader cannot receive)"]
         fig = result if "Figure" in types else support.modules.find_figure(result)
         info = support.figures.describe_figure(fig) if fig is not None else None
-        return {"types": types, "info": info}
+        return {"types": types, "info": info, "shows": watch()}
     finally:
         support.modules.close_all()
 

@@ -63,7 +63,7 @@ def test_colour_limits(plain):
 
 @pytest.mark.points(1)
 def test_title(plain, titled):
-    """the title is set when given (and title=None does not show "None")"""
+    """the title is set when given, and left unset when title=None"""
     got = got_axes(titled).get("title") or ""
     if got != titled["title"]:
         fail(f"plot_attention(…, title=…): the axes title should be the given text; "
@@ -73,6 +73,9 @@ def test_title(plain, titled):
         fail("plot_attention(…) without a title shows the title 'None': only call "
              "ax.set_title(title) when title is not None",
              cause='ax.set_title(title) is called even when title is None')
+    if got.strip():
+        fail(f"plot_attention(…) without a title: the axes title should be left unset, got {got[:80]!r}",
+             cause='a default title where the docstring says "left unset when None"')
 
 
 @pytest.mark.points(0.5)

@@ -1,0 +1,20 @@
+"""ex2: the plotting functions return their drawing; they never call plt.show()."""
+from __future__ import annotations
+
+import pytest
+
+from autograder.suites.checks import fail
+
+pytestmark = pytest.mark.covers("plot_attention", "plot_attention_heads")
+
+
+@pytest.mark.covers("plot_attention:show", "plot_attention_heads:show")
+@pytest.mark.points(0.5)
+def test_no_plt_show(plain, heads5, heads2):
+    """plot_attention and plot_attention_heads do not call plt.show()"""
+    for what, drawn in (("plot_attention", plain), ("plot_attention_heads", heads5),
+                        ("plot_attention_heads", heads2)):
+        if drawn.get("shows"):
+            fail(f"{what}(…) called plt.show() {drawn['shows']} time(s): return the figure or axes "
+                 "and let the caller decide to show it",
+                 cause="plt.show() inside the plotting function (the docstring says: no plt.show())")

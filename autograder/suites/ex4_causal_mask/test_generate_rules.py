@@ -1,0 +1,68 @@
+"""ex4 · greedy_generate: the docstring's rules beyond the tokens themselves.
+
+The prompt's dtype is kept (an int32 prompt gives an int32 result), ``max_new_tokens = 0``
+returns a copy (not the prompt itself), and the model is run inside ``torch.no_grad()``.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import reference.causal as ref
+from autograder.sandbox import fetch
+from autograder.suites import checks
+from autograder.suites.ex4_causal_mask import common
+from autograder.suites.ex4_causal_mask.test_generate import NAME, VOCAB, _models
+
+pytestmark = pytest.mark.covers(NAME)
+
+
+def _prompt(offset: int, B: int, t: int, dtype: torch.dtype) -> torch.Tensor:
+    return torch.randint(0, VOCAB, (B, t), generator=common.gen(900 + offset)).to(dtype)
+
+
+@pytest.mark.covers(f"{NAME}:dtype")
+@pytest.mark.points(0.5)
+def test_generate_keeps_an_int32_prompts_dtype(student, support):
+    """greedy_generate keeps the prompt's dtype (an int32 prompt)"""
+    prompt = _prompt(1, 2, 3, torch.int32)
+    remote, local = _models(support, 901, None, prompt.long(), 3)
+    what = f"{NAME}(model, int32 prompt, 3)"
+    got = common.expect_tensor(getattr(student.causal, NAME)(remote, prompt, 3), what)
+    if got.dtype != torch.int32:
+        checks.fail(f"{what}: expected dtype torch.int32 (the prompt's), got {got.dtype}",
+                    cause="the generated ids (int64 from argmax) appended without casting them to the prompt's dtype")
+    want = ref.greedy_generate(local, prompt.long(), 3)
+    if tuple(got.shape) != tuple(want.shape) or not torch.equal(got.long(), want):
+        checks.fail(f"{what}: not the greedy continuation of the prompt "
+                    f"(inputs: {checks.describe_inputs(prompt=prompt, max_new_tokens=3)})")
+
+
+@pytest.mark.covers(f"{NAME}:copy")
+@pytest.mark.points(0.5)
+def test_generate_zero_new_tokens_returns_a_copy(student, support):
+    """greedy_generate with max_new_tokens = 0 returns a copy of the prompt, not the prompt itself"""
+    prompt = _prompt(2, 2, 3, torch.long)
+    remote, _ = _models(support, 902)
+    with checks.calling(f"causal.{NAME}"):
+        result, aliases = support.autograd.call_and_check_aliasing(getattr(student.causal, NAME),
+                                                                   [remote, prompt, 0])
+    common.expect_tensor(result, f"{NAME}(model, prompt, 0)")
+    if aliases[1]:
+        checks.fail(f"{NAME}(model, prompt, 0) returned the prompt itself (or a view of it): the "
+                    "docstring asks for a copy, so that changing the result never changes the prompt",
+                    cause="the prompt returned as it is when there is nothing to generate (use prompt.clone())")
+
+
+@pytest.mark.covers(f"{NAME}:no_grad")
+@pytest.mark.points(0.5)
+def test_generate_runs_the_model_without_gradients(student, support):
+    """greedy_generate runs the model inside torch.no_grad()"""
+    prompt = _prompt(3, 1, 2, torch.long)
+    remote, _ = _models(support, 903)
+    common.expect_tensor(getattr(student.causal, NAME)(remote, prompt, 3), f"{NAME}(model, prompt, 3)")
+    with_grad = fetch(remote.calls_with_grad)
+    if with_grad:
+        checks.fail(f"{NAME}(model, prompt, 3) called the model {with_grad} time(s) with gradients "
+                    "enabled: generation runs inside torch.no_grad()",
+                    cause="no torch.no_grad() around the generation loop")

@@ -1,0 +1,41 @@
+"""ex5 · the docstrings' rules for accuracy and path_length beyond their values."""
+from __future__ import annotations
+
+import pytest
+
+from autograder.sandbox import StudentError, fetch
+from autograder.suites import checks
+from autograder.suites.ex5_lstm_comparison import common
+
+
+@pytest.mark.covers("accuracy:no_grad", "accuracy")
+@pytest.mark.points(0.5)
+def test_accuracy_runs_the_model_without_gradients(student, support):
+    """accuracy runs the model inside torch.no_grad()"""
+    model, _ = common.kit_pair(support, 120)
+    tokens, labels = common.dataset(16, common.SEQ, common.VOCAB, 121)
+    got = student.lstm_vs_attention.accuracy(model, tokens, labels)
+    checks.expect_type(got, float, "accuracy(model, tokens, labels)")
+    if not 0.0 <= got <= 1.0:
+        checks.fail(f"accuracy(model, tokens, labels) is {got:g}, outside [0, 1]")
+    with_grad = fetch(model.calls_with_grad)
+    if with_grad:
+        checks.fail(f"accuracy(model, tokens, labels) called the model {with_grad} time(s) with "
+                    "gradients enabled: the docstring asks for torch.no_grad()",
+                    cause="no torch.no_grad() around the model's forward pass in accuracy")
+
+
+@pytest.mark.covers("path_length:kind", "path_length")
+@pytest.mark.points(0.5)
+def test_path_length_refuses_other_kinds(student):
+    """path_length raises ValueError for any kind but the exact strings 'lstm' and 'attention'"""
+    for kind in ("LSTM", "Attention", "rnn", ""):
+        try:
+            got = student.lstm_vs_attention.path_length(kind, 5)
+        except StudentError as exc:
+            if exc.info.get("type") != "ValueError":
+                checks.fail(f"path_length({kind!r}, 5) raised {exc.info.get('type')}, expected ValueError")
+            continue
+        checks.fail(f"path_length({kind!r}, 5) returned {got!r}: only the exact lower-case strings "
+                    '"lstm" and "attention" are kinds; anything else raises ValueError',
+                    cause="kind compared case-insensitively (or an unknown kind not refused)")

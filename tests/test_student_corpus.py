@@ -1,0 +1,85 @@
+"""The blind student corpus (issue 21 item 4): submissions written by someone who read only
+the student release (``dist/release.zip``), never the kit, kept as written (never tuned
+after the fact: a bug the suites miss is a missing test, not a case to edit).
+
+    tests/student_corpus/correct/<style>/   five complete, correct files in one honest style
+    tests/student_corpus/bugs/<case>/       the five files with ONE bug, and BUG.txt:
+                                            "<exercise> <function> : <what is wrong>"
+
+Correct styles keep full marks on every exercise; every bug loses points on a test of its
+exercise that is about the function holding it; at least NAMED_SHARE of the bugs get a
+named likely mistake. ``bench/grade_corpus.py`` prints the same table for notes.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from kit import grade_folder
+from suite_covers import covers_by_result_name
+
+CORPUS = Path(__file__).resolve().parent / "student_corpus"
+NAMED = "Likely cause:"
+NAMED_SHARE = 0.90                 # issue 21: nine bugs in ten get a named mistake
+DEFAULT = "ex1,ex2,ex3,ex4,ex5"
+
+
+def _folders(kind: str) -> list[Path]:
+    return sorted(p for p in (CORPUS / kind).iterdir() if p.is_dir())
+
+
+def bug_of(folder: Path) -> tuple[str, str, str]:
+    """(exercise, function, description) from BUG.txt."""
+    line = (folder / "BUG.txt").read_text(encoding="utf-8").strip()
+    head, _, description = line.partition(" : ")
+    exercise, function = head.split(maxsplit=1)
+    return exercise, function.strip(), description.strip()
+
+
+@lru_cache(maxsize=None)
+def _graded(folder: Path, exercises: str):
+    with tempfile.TemporaryDirectory() as tmp:       # grades a copy: the corpus stays as written
+        import shutil
+        copy = Path(tmp) / "submission"
+        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("BUG.txt"))
+        return grade_folder(copy, exercises)
+
+
+@pytest.mark.parametrize("folder", _folders("correct"), ids=lambda p: p.name)
+def test_correct_style_keeps_full_marks(folder: Path):
+    results = _graded(folder, DEFAULT)
+    lost = [(t.name, t.output[:300]) for t in results.tests if not t.passed]
+    assert results.score == results.max_score == 100, lost
+
+
+def _names(function: str) -> set[str]:
+    """``MultiHeadAttention.forward`` -> {"MultiHeadAttention.forward", "MultiHeadAttention", "forward"}."""
+    parts = function.split(".")
+    return {function, *parts}
+
+
+@pytest.mark.parametrize("folder", _folders("bugs"), ids=lambda p: p.name)
+def test_bug_loses_points_on_its_function(folder: Path):
+    exercise, function, description = bug_of(folder)
+    results = _graded(folder, exercise)
+    failed = [t for t in results.tests if not t.passed]
+    assert failed, f"{folder.name} ({description}) kept full marks: a missing hidden test"
+    covers = covers_by_result_name()
+    names = _names(function)
+    about = [t.name for t in failed
+             if names & {c.split(":")[0] for c in covers.get(t.name, set())}
+             or any(re.search(rf"\b{re.escape(n)}\b", t.name) for n in names)]
+    assert about, (f"{folder.name}: the bug is in {function} but no failing test is about it: "
+                   f"{[t.name for t in failed]}")
+
+
+def test_most_bugs_get_a_named_mistake():
+    folders = _folders("bugs")
+    unnamed = [f.name for f in folders
+               if not any(NAMED in t.output for t in _graded(f, bug_of(f)[0]).tests if not t.passed)]
+    share = 1 - len(unnamed) / len(folders)
+    assert share >= NAMED_SHARE, f"named mistakes for {share:.0%} of {len(folders)} bugs; unnamed: {unnamed}"
