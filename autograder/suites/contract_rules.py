@@ -26,6 +26,8 @@ META = ("PyTorch's meta device holds shapes and dtypes but no values: it stands 
 DEVICE_CAUSE = ("a tensor is created on the default device (torch.ones(n, n), torch.arange(n), "
                 "torch.tril(torch.ones(...)), torch.tensor(...)) without device=x.device: create new "
                 "tensors on the input's device (device=x.device) or derive them from the input")
+FILL_CAUSE = ("a fill value given as a tensor made on the CPU (masked_fill(mask, torch.tensor(-1e9))): "
+              "give it as a Python float, masked_fill(~mask, float('-inf'))")
 VALUES_CAUSE = ("a value is read out of a tensor on the computation path (.item(), .numpy(), .tolist(), "
                 "float(...), bool(...), `if tensor...`): torch functions must work on any device with "
                 "torch operations only")
@@ -57,18 +59,20 @@ def expect_inputs_unchanged(support: Any, fn: Any, what: str, args: list, names:
 def expect_on_meta(support: Any, target: Any, what: str, args: list, *, outputs: list[str],
                    dtype: str, shapes: list[tuple[int, ...]] | None = None, kwargs: dict | None = None,
                    which: list[int] | None = None, method: str | None = None,
-                   module_dtype: str | None = None) -> list[dict]:
+                   module_dtype: str | None = None, device_cause: str | None = None) -> list[dict]:
     """``target(*args)`` with its tensors (and an ``nn.Module`` target) on the meta device
     returns ``outputs`` (names) as tensors on meta, of ``dtype`` (``"bool"``, ``"float32"``…)
-    and ``shapes`` when given."""
+    and ``shapes`` when given; ``device_cause``: the likely cause of a result on another device."""
     with checks.calling(what):
         report = support.probes.on_meta(target, args, kwargs or {}, which, method, module_dtype)
     error = report["error"]
     if error:
         text = f"{error['type']}: {error['message']}"
-        device = "device" in text.lower() and "meta" in text.lower() and "cannot" not in text.lower()
+        lower = text.lower()
+        device = "device" in lower and "meta" in lower and "cannot" not in lower
+        cause = FILL_CAUSE if "`value` to be on same device" in text else DEVICE_CAUSE if device else VALUES_CAUSE
         checks.fail(f"{what} does not keep the device: with its tensors on PyTorch's meta device it raised "
-                    f"{text[:300]} ({META})", DEVICE_CAUSE if device else VALUES_CAUSE)
+                    f"{text[:300]} ({META})", cause)
     got = report["outputs"]
     if len(got) < len(outputs):
         checks.fail(f"{what}: expected {len(outputs)} result(s) ({', '.join(outputs)}), got {len(got)}")
@@ -79,8 +83,8 @@ def expect_on_meta(support: Any, target: Any, what: str, args: list, *, outputs:
         if out["device"] != "meta":
             checks.fail(f"{what} does not keep the device: with its inputs on PyTorch's meta device, {name} "
                         f"came back on {out['device']} ({META})",
-                        "the result is moved or created on the CPU (.cpu(), torch.tensor(...), "
-                        "torch.from_numpy(...)): keep it on the input's device")
+                        device_cause or "the result is moved or created on the CPU (.cpu(), "
+                        "torch.tensor(...), torch.from_numpy(...)): keep it on the input's device")
         if out["dtype"] != dtype:
             checks.fail(f"{what}: {name} has dtype {out['dtype']}, expected {dtype} (with its inputs on "
                         f"the meta device)", checks.dtype_cause(_torch_dtype(out["dtype"]), _torch_dtype(dtype)))

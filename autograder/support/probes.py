@@ -108,6 +108,37 @@ def _describe(value: Any) -> dict[str, Any]:
     return {"type": type(value).__name__}
 
 
+class _MixedDevices:
+    """A dispatch mode that notes the first operation given tensors on two devices.
+
+    Meta kernels do not check every operand's device (an embedding looked up with CPU
+    indices in a meta table runs; on a GPU it raises), so the probe checks them itself.
+    0-dim CPU tensors (scalars) and CPU index tensors are allowed with a GPU tensor, so here too.
+    """
+
+    ALLOWED = ("aten::index.Tensor", "aten::index_put", "aten::_index_put_impl_", "aten::_to_copy",
+               "aten::copy_")
+
+    def __new__(cls):
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_leaves
+
+        class Mode(TorchDispatchMode):
+            mixed: str | None = None
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                name = str(func._schema.name) + ("." + func._overloadname if func._overloadname != "default" else "")
+                if self.mixed is None and not name.startswith(cls.ALLOWED):
+                    devices = {a.device.type for a in tree_leaves((args, kwargs))
+                               if isinstance(a, torch.Tensor) and a.dim() > 0}
+                    if len(devices) > 1:
+                        self.mixed = f"{name} got tensors on {' and '.join(sorted(devices))}"
+                return func(*args, **kwargs)
+
+        return Mode()
+
+
 def on_meta(target: Any, args: list, kwargs: dict | None = None, which: list[int] | None = None,
             method: str | None = None, dtype: str | None = None) -> dict[str, Any]:
     """Call ``target`` (or its ``method``) with ``args[i]`` (``i`` in ``which``, default every
@@ -128,10 +159,15 @@ def on_meta(target: Any, args: list, kwargs: dict | None = None, which: list[int
             if dtype is not None:
                 target.to(getattr(torch, dtype))
         fn = getattr(target, method) if method else target
-        result = fn(*args, **dict(kwargs or {}))
+        mode = _MixedDevices()
+        with mode:
+            result = fn(*args, **dict(kwargs or {}))
     except NotImplementedError:
         raise
     except Exception as exc:
         return {"outputs": [], "error": _error(exc)}
+    if mode.mixed:
+        return {"outputs": [], "error": {"type": "RuntimeError", "message": "Expected all tensors to be on "
+                                         f"the same device (meta stands for the GPU here), but {mode.mixed}"}}
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     return {"outputs": [_describe(o) for o in outs], "error": None}

@@ -68,7 +68,9 @@ def test_generate_leaves_shared_prompt_unchanged(student, support):
 def test_causal_mask_on_given_device(student, support):
     """create_causal_mask(n, device=…) creates the mask on that device (the meta device here)"""
     expect_on_meta(support, student.causal.create_causal_mask, "create_causal_mask(5, device='meta')", [5],
-                   kwargs={"device": "meta"}, which=[], outputs=["the mask"], dtype="bool", shapes=[(5, 5)])
+                   kwargs={"device": "meta"}, which=[], outputs=["the mask"], dtype="bool", shapes=[(5, 5)],
+                   device_cause="the device argument is not used: create the mask on it, e.g. "
+                   "torch.ones(n, n, dtype=torch.bool, device=device).tril()")
 
 
 # function -> (inputs, outputs, their dtype and shapes) on the meta device
