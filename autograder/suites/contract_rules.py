@@ -69,8 +69,15 @@ def expect_on_meta(support: Any, target: Any, what: str, args: list, *, outputs:
     if error:
         text = f"{error['type']}: {error['message']}"
         lower = text.lower()
-        device = "device" in lower and "meta" in lower and "cannot" not in lower
-        cause = FILL_CAUSE if "`value` to be on same device" in text else DEVICE_CAUSE if device else VALUES_CAUSE
+        if "`value` to be on same device" in text:
+            cause = FILL_CAUSE
+        elif any(w in lower for w in ("meta tensor", "data-dependent", "to numpy", "register_meta")):
+            cause = VALUES_CAUSE
+        elif "device" in lower and "meta" in lower:
+            cause = DEVICE_CAUSE
+        else:                                         # not about the device: the usual causes
+            checks.fail(f"{what} raised {text[:300]} (with its tensors on PyTorch's meta device)",
+                        cause_of_error(error["type"], error["message"]))
         checks.fail(f"{what} does not keep the device: with its tensors on PyTorch's meta device it raised "
                     f"{text[:300]} ({META})", cause)
     got = report["outputs"]
