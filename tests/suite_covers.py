@@ -122,6 +122,15 @@ def mutant_breaks(solution: str, mutant: str, patch: str) -> set[str]:
     return broken | declared_breaks(patch)
 
 
+def _within(cover: str, broken: str) -> bool:
+    """``cover`` is about ``broken`` or a part of it: a method of a broken class
+    (``MultiHeadAttention.forward``), a property of a broken function (``softmax:inputs``), or
+    a finer cell of a broken property (``softmax:inputs/shared`` of ``softmax:inputs``)."""
+    return cover == broken or cover.startswith((broken + ".", broken + ":", broken + "/"))
+
+
 def justified(covers: set[str], breaks: set[str]) -> bool:
-    """A failing test is justified when it covers something the mutant breaks."""
-    return bool(covers & breaks)
+    """A failing test is justified when it covers something the mutant breaks (or a part of
+    it, see ``_within``), e.g. ``softmax:inputs/shared`` for a mutant that breaks
+    ``softmax:inputs``, ``MultiHeadAttention.forward:device`` for one that changes the class."""
+    return any(_within(c, b) for c in covers for b in breaks)

@@ -25,6 +25,12 @@ Conventions used throughout (they are also what the grader checks):
 * The PyTorch function must keep the input's dtype (float32 and float64 are both
   tested) and device, and stay differentiable: no ``.detach()``, ``.numpy()`` or
   ``.item()`` on the computation path.
+* The device rule is checked by running the PyTorch function on tensors of PyTorch's
+  ``meta`` device (shapes and dtypes, no values; the grader's stand-in for a GPU): use
+  torch operations only on the computation path (no ``.item()``, ``.tolist()``,
+  ``bool(tensor)``), create any new tensor on the input's device
+  (``device=Q.device``) and give fill values as Python floats
+  (``masked_fill(~mask, float("-inf"))``).
 * Not allowed anywhere in this file: ``torch.nn.functional.scaled_dot_product_attention``
   and ``torch.nn.MultiheadAttention``.
 * This file must be self-contained: import only the standard library, ``numpy``,

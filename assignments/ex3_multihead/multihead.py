@@ -22,6 +22,12 @@ Conventions used throughout (they are also what the grader checks):
 * Keep the input's dtype and device, stay differentiable (no ``.detach()``,
   ``.numpy()`` or ``.item()`` on the computation path), and never modify inputs in
   place.
+* The device rule is checked by running ``split_heads``, ``combine_heads`` and the
+  module (moved with ``.to("meta")``) on tensors of PyTorch's ``meta`` device (shapes
+  and dtypes, no values; the grader's stand-in for a GPU): use torch operations only
+  on the computation path (no ``.item()``, ``.tolist()``, ``bool(tensor)``), create
+  any new tensor on the input's device (``device=x.device``) and give fill values as
+  Python floats (``masked_fill(~mask, float("-inf"))``).
 * Not allowed: ``torch.nn.MultiheadAttention``,
   ``torch.nn.functional.multi_head_attention_forward`` and
   ``torch.nn.functional.scaled_dot_product_attention``.

@@ -16,6 +16,13 @@ Conventions used throughout (they are also what the grader checks):
   ``forward(tokens) = classify(embed_inputs(tokens))``.
 * The submodule names below are fixed (the grader loads weights with
   ``load_state_dict``), and the models have no other parameters and no dropout.
+* Keep the input's dtype and device. The device rule is checked by running the
+  classifiers' ``embed_inputs``, ``classify`` and ``forward`` with the model (moved with
+  ``.to("meta")``) and its input on PyTorch's ``meta`` device (shapes and dtypes, no
+  values; the grader's stand-in for a GPU): use torch operations only on the computation path (no
+  ``.item()``, ``.tolist()``, ``bool(tensor)``), create any new tensor on the input's
+  device (``device=x.device``) and give fill values as Python floats
+  (``masked_fill(~mask, float("-inf"))``).
 * Not allowed: ``torch.nn.MultiheadAttention`` and
   ``torch.nn.functional.scaled_dot_product_attention`` (write the attention yourself);
   ``nn.LSTM`` is required in ``LSTMClassifier``.

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from autograder.diagnosis import Candidates, diagnose
+from autograder.diagnosis import Candidates, diagnose, join_hints
 
 ROWS_FLIPPED = ("the rows are upside down: query 0 must be the TOP row. With imshow keep the "
                 "default origin='upper' (origin='lower' puts row 0 at the bottom); with "
@@ -85,6 +85,7 @@ def top_attended_mistakes(weights: Any, key_tokens: Sequence[str], k: int) -> di
     high_ties = (m - 1 - np.argsort(-w[:, ::-1], axis=-1, kind="stable"))[:, :k]
     smallest_last = np.argsort(-w, axis=-1, kind="stable")[:, :k][:, ::-1]
     return {
+        **library_tie_orders(w, tokens, k),
         "you return the keys with the SMALLEST weights: sort in decreasing order "
         "(largest weight first)": pick(ascending),
         "ties go to the higher key index in your code: among equal weights the key that comes "
@@ -95,8 +96,28 @@ def top_attended_mistakes(weights: Any, key_tokens: Sequence[str], k: int) -> di
     }
 
 
+TIE_FIX = ("among equal weights the key that comes first in key_tokens must come first: use a stable "
+           "sort of the negated weights (np.argsort(-row, kind='stable'), "
+           "torch.sort(-row, stable=True)) or sorted(range(m), key=lambda j: -row[j])")
+
+
+def library_tie_orders(weights: Any, key_tokens: Sequence[str], k: int) -> dict[str, list]:
+    """{hint: the list} of rankings made by library calls that do not promise the lower index
+    first among ties, run here on the test's own weights (the same library as the worker's)."""
+    import torch
+
+    w = np.asarray(weights, dtype=np.float64)
+    t = torch.from_numpy(w.copy())
+    tokens = list(key_tokens)
+    orders = {
+        "torch.topk": t.topk(k, dim=-1).indices.numpy(),
+        "torch.argsort(…, descending=True)": torch.argsort(t, dim=-1, descending=True)[:, :k].numpy(),
+        "np.argsort(-weights) (its default quicksort is not stable)": np.argsort(-w, axis=-1)[:, :k],
+    }
+    return {f"ties are ordered by {name}, which does not put the lower key index first; {TIE_FIX}":
+            [[tokens[j] for j in row] for row in order.tolist()] for name, order in orders.items()}
+
+
 def list_hint(got: Any, candidates: dict[str, list]) -> str | None:
-    for hint, value in candidates.items():
-        if got == value:
-            return hint
-    return None
+    """Every hint whose list equals ``got`` (joined when several fit), or None."""
+    return join_hints([hint for hint, value in candidates.items() if got == value])

@@ -36,6 +36,9 @@ MASK_AFTER = ("the mask is applied after the softmax (zeroing weights): mask the
 KV_SWAPPED = ("the keys are projected from `value` and the values from `key`: k = W_k(key), "
               "v = W_v(value)")
 V_WITH_W_K = "the values are projected with W_k: v = W_v(value)"
+V_FROM_KEY = ("the value projection is applied to the key tensor: v = W_v(value), not W_v(key) "
+              "(in cross-attention the keys and the values are different inputs)")
+K_FROM_VALUE = "the key projection is applied to the value tensor: k = W_k(key), not W_k(value)"
 K_WITH_W_Q = "the keys are projected with W_q: k = W_k(key)"
 KV_FROM_QUERY = ("the keys and values are computed from `query` (self-attention only): in "
                  "cross-attention k = W_k(key) and v = W_v(value)")
@@ -124,6 +127,8 @@ _VARIANTS: dict[str, dict[str, Any]] = {
     KV_SWAPPED: {"projections": ("W_q", "query", "W_k", "value", "W_v", "key")},
     V_WITH_W_K: {"projections": ("W_q", "query", "W_k", "key", "W_k", "value")},
     K_WITH_W_Q: {"projections": ("W_q", "query", "W_q", "key", "W_v", "value")},
+    V_FROM_KEY: {"projections": ("W_q", "query", "W_k", "key", "W_v", "key")},
+    K_FROM_VALUE: {"projections": ("W_q", "query", "W_k", "value", "W_v", "value")},
     KV_FROM_QUERY: {"projections": ("W_q", "query", "W_k", "query", "W_v", "query")},
 }
 

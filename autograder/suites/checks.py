@@ -104,6 +104,10 @@ def dtype_cause(got: Any, want: Any) -> str | None:
         return ("a float64 value enters the computation (torch.tensor(…, dtype=torch.float64), "
                 ".double(), a NumPy float64 array, or torch.tensor(math.sqrt(d_k)) made in float64): "
                 "compute in the input's dtype, e.g. divide by math.sqrt(d_k), a Python float")
+    if want == torch.float64 and got in (torch.float32, torch.float16, torch.bfloat16):
+        return ("the computation is cast to float32 (.float(), .to(torch.float32), dtype=torch.float32, "
+                "or a new tensor made with torch.tensor(…)/torch.ones(…) in the default dtype): keep "
+                "the input's dtype (dtype=x.dtype), float64 inputs give float64 results")
     return None
 
 

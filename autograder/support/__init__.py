@@ -9,6 +9,7 @@ worker process, which must not pull in the rest of the kit.
     functions  ex1: the functions handed to ``numerical_gradient``
     lm         ex4: the tiny causal language model for ``greedy_generate``
     modules    ex2/ex3: nn.Module structure and gradients, fresh axes
+    probes     every exercise: inputs left alone for each input kind, the meta device
     training   ex5: structure, gradients, the kit's own training loop
 """
 from autograder.support import arguments
@@ -17,6 +18,7 @@ from autograder.support import figures
 from autograder.support import functions
 from autograder.support import lm
 from autograder.support import modules
+from autograder.support import probes
 from autograder.support import training
 
-__all__ = ["arguments", "autograd", "figures", "functions", "lm", "modules", "training"]
+__all__ = ["arguments", "autograd", "figures", "functions", "lm", "modules", "probes", "training"]

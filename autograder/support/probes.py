@@ -1,0 +1,175 @@
+"""Contract probes around student functions, run inside the worker.
+
+Two rules of the contract can only be observed next to the student's code:
+
+* inputs are never modified in place, whatever kind of input arrives: a tensor that
+  shares its memory with a NumPy array (``torch.from_numpy``) or one that requires grad
+  cannot cross the process boundary as such, so it is made here from plain data;
+* torch functions keep the input's device: tensors on PyTorch's ``meta`` device (shapes
+  and dtypes, no values; present on every machine) are made here and the result is
+  described as data (a meta tensor has no values to send back).
+
+Everything returns plain data. Nothing here knows an expected value: the grading process
+makes every judgement.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+__all__ = ["call_unchanged", "on_meta", "KINDS"]
+
+# how an input reaches the student's function
+KINDS = ("ndarray", "tensor", "shared", "grad")
+
+
+def _snapshot(value: Any) -> np.ndarray | None:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().clone().numpy()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return None
+
+
+def _change(before: np.ndarray | None, value: Any) -> float:
+    """Largest absolute change (``inf``: shape changed; bool/int: entries changed)."""
+    if before is None:
+        return 0.0
+    after = _snapshot(value)
+    if after is None or after.shape != before.shape:
+        return math.inf
+    if before.dtype == bool or before.dtype.kind in "iu":
+        return float((before != after).sum())
+    a, b = before.astype(np.float64), after.astype(np.float64)
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    if same.all():
+        return 0.0
+    diff = np.abs(a - b)
+    diff[~np.isfinite(diff)] = math.inf
+    return float(diff[~same].max())
+
+
+def _as_kind(value: Any, kind: str) -> tuple[Any, list[Any]]:
+    """``value`` as an input of ``kind``, and the objects whose values must not change."""
+    if not isinstance(value, (np.ndarray, torch.Tensor)):
+        return value, []
+    array = value.detach().cpu().numpy().copy() if isinstance(value, torch.Tensor) else np.array(value)
+    if kind == "ndarray":
+        return array, [array]
+    if kind == "shared":
+        tensor = torch.from_numpy(array)            # shares memory with `array`
+        return tensor, [tensor, array]
+    tensor = torch.tensor(array)
+    if kind == "grad" and tensor.is_floating_point():
+        tensor.requires_grad_(True)
+    return tensor, [tensor]
+
+
+def _error(exc: BaseException) -> dict[str, str]:
+    return {"type": type(exc).__name__, "message": str(exc).splitlines()[0][:300] if str(exc) else ""}
+
+
+def call_unchanged(fn: Callable, args: list, kwargs: dict | None = None, kind: str = "tensor",
+                   which: list[int] | None = None) -> dict[str, Any]:
+    """Call ``fn(*args, **kwargs)`` with ``args[i]`` (``i`` in ``which``, default every
+    array/tensor) turned into inputs of ``kind`` (see ``KINDS``), and report changes.
+
+    Returns ``{"changes": [per positional argument: its largest absolute change, 0.0 when
+    untouched], "error": None or {"type", "message"}}``. For ``"shared"`` both the tensor
+    and the NumPy array it shares memory with are compared. ``NotImplementedError``
+    propagates (the stub's message).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown input kind {kind!r}")
+    args = list(args)
+    which = list(range(len(args))) if which is None else which
+    watched: list[list[tuple[Any, np.ndarray | None]]] = [[] for _ in args]
+    for i in which:
+        args[i], objects = _as_kind(args[i], kind)
+        watched[i] = [(obj, _snapshot(obj)) for obj in objects]
+    error = None
+    try:
+        fn(*args, **dict(kwargs or {}))
+    except NotImplementedError:
+        raise
+    except Exception as exc:                          # reported, judged by the grader
+        error = _error(exc)
+    changes = [max([_change(before, obj) for obj, before in objs], default=0.0) for objs in watched]
+    return {"changes": changes, "error": error}
+
+
+def _describe(value: Any) -> dict[str, Any]:
+    if isinstance(value, torch.Tensor):
+        return {"type": "Tensor", "device": value.device.type, "dtype": str(value.dtype).removeprefix("torch."),
+                "shape": list(value.shape), "requires_grad": bool(value.requires_grad)}
+    return {"type": type(value).__name__}
+
+
+class _MixedDevices:
+    """A dispatch mode that notes the first operation given tensors on two devices.
+
+    Meta kernels do not check every operand's device (an embedding looked up with CPU
+    indices in a meta table runs; on a GPU it raises), so the probe checks them itself.
+    0-dim CPU tensors (scalars) and CPU index tensors are allowed with a GPU tensor, so here too.
+    """
+
+    ALLOWED = ("aten::index.Tensor", "aten::index_put", "aten::_index_put_impl_", "aten::_to_copy",
+               "aten::copy_")
+
+    def __new__(cls):
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_leaves
+
+        class Mode(TorchDispatchMode):
+            mixed: str | None = None
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                name = str(func._schema.name) + ("." + func._overloadname if func._overloadname != "default" else "")
+                if self.mixed is None and not name.startswith(cls.ALLOWED):
+                    devices = {a.device.type for a in tree_leaves((args, kwargs))
+                               if isinstance(a, torch.Tensor) and a.dim() > 0}
+                    if len(devices) > 1:
+                        self.mixed = f"{name} got tensors on {' and '.join(sorted(devices))}"
+                return func(*args, **kwargs)
+
+        return Mode()
+
+
+def on_meta(target: Any, args: list, kwargs: dict | None = None, which: list[int] | None = None,
+            method: str | None = None, dtype: str | None = None) -> dict[str, Any]:
+    """Call ``target`` (or its ``method``) with ``args[i]`` (``i`` in ``which``, default every
+    tensor/array) as tensors on the ``meta`` device; an ``nn.Module`` target is moved to
+    ``meta`` first (``dtype``: cast to it too, e.g. ``"float64"``).
+
+    Returns ``{"outputs": [{"type", "device", "dtype", "shape", "requires_grad"} per output],
+    "error": None or {"type", "message"}}``.
+    """
+    args = list(args)
+    which = [i for i, a in enumerate(args) if isinstance(a, (np.ndarray, torch.Tensor))] \
+        if which is None else which
+    for i in which:
+        args[i] = torch.as_tensor(args[i]).detach().to("meta")
+    try:
+        if isinstance(target, torch.nn.Module):
+            target.to("meta")
+            if dtype is not None:
+                target.to(getattr(torch, dtype))
+        fn = getattr(target, method) if method else target
+        mode = _MixedDevices()
+        with mode:
+            result = fn(*args, **dict(kwargs or {}))
+    except NotImplementedError as exc:
+        if "meta" not in str(exc):                    # the stub's own; not a value read on meta
+            raise
+        return {"outputs": [], "error": _error(exc)}
+    except Exception as exc:
+        return {"outputs": [], "error": _error(exc)}
+    if mode.mixed:
+        return {"outputs": [], "error": {"type": "RuntimeError", "message": "Expected all tensors to be on "
+                                         f"the same device (meta stands for the GPU here), but {mode.mixed}"}}
+    outs = list(result) if isinstance(result, (tuple, list)) else [result]
+    return {"outputs": [_describe(o) for o in outs], "error": None}
