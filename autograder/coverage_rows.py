@@ -34,7 +34,7 @@ RULES: dict[str, str] = {
     "banned": "no banned API",
 }
 # per-row extras: prefixes of the argument, mask-shape, leading-dims and tie cells
-EXTRA_PREFIXES = ("args/", "mask/", "lead/", "ties", "raises", "structure")
+EXTRA_PREFIXES = ("args/", "mask/", "lead/", "ties", "raises", "structure", "rules/")
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,7 @@ EX1_BAN = "test_rules.py::test_no_banned_apis"
 EX3_BAN = "test_2_module.py::test_no_banned_apis"
 EX4_BAN = "test_rules.py::test_no_banned_apis"
 EX5_BAN = "test_rules.py::test_no_banned_apis"
+EX6_BAN = "test_rules.py::test_no_banned_apis"
 
 ROWS: tuple[Row, ...] = (
     # ------------------------------------------------------------------ ex1
@@ -127,11 +128,13 @@ ROWS: tuple[Row, ...] = (
     # ------------------------------------------------------------------ ex2
     plot_fn("ex2", "plot_attention", **{"args/ax": _t("test_1_plot_attention.py::test_draws_into_given_ax"),
                                         "args/title": _t("test_1_plot_attention.py::test_title"),
-                                        "args/cmap": _t("test_1_plot_attention.py::test_cmap")}),
+                                        "args/cmap": _t("test_1_plot_attention.py::test_cmap"),
+                                        "rules/no plt.show()": T}),
     plot_fn("ex2", "plot_attention_heads",
             **{"args/ncols < h": _t("test_2_plot_attention_heads.py::test_grid_shape"),
                "args/ncols > h": _t("test_2_plot_attention_heads.py::test_fewer_heads_than_columns"),
-               "args/title": _t("test_2_plot_attention_heads.py::test_suptitle")}),
+               "args/title": _t("test_2_plot_attention_heads.py::test_suptitle"),
+               "rules/no plt.show()": T}),
     plot_fn("ex2", "top_attended", **{"args/k = 1": _t("test_3_top_attended.py::test_top1"),
                                       "args/k > 1": _t("test_3_top_attended.py::test_topk_order"),
                                       "ties": _t("test_3_top_attended.py::test_ties")}),
@@ -183,7 +186,9 @@ ROWS: tuple[Row, ...] = (
                        "differentiated), so it cannot run on meta tensors"),
              grad=NOT_DIFFERENTIABLE, banned=_t(EX4_BAN),
              **{"args/max_new_tokens = 0": _t("test_generate.py::test_generate_zero_new_tokens"),
-                "ties": _t("test_generate.py::test_generate_ties_lowest_index")}),
+                "ties": _t("test_generate.py::test_generate_ties_lowest_index"),
+                "rules/an int32 prompt's dtype kept": T, "rules/a copy for 0 new tokens": T,
+                "rules/model run without gradients": T}),
     # ------------------------------------------------------------------ ex5
     plain("ex5", "make_recall_dataset", EX5_BANS,
           **{"args/num_samples, seq_len, vocab_size, seed": _t("test_dataset.py::test_dataset_exact")}),
@@ -215,7 +220,8 @@ ROWS: tuple[Row, ...] = (
              device=NA("differentiates the model: device is kept by the classifiers' methods it calls "
                        "(their device cells); the spec does not ask this helper to run on meta"),
              grad=NA("takes gradients itself; its result is a statistic"), banned=EX5_BANS),
-    plain("ex5", "path_length", EX5_BANS, **{"args/kind, seq_len": _t("test_training.py::test_path_length")}),
+    plain("ex5", "path_length", EX5_BANS, **{"args/kind, seq_len": _t("test_training.py::test_path_length"),
+                                            "raises": T}),
     torch_fn("ex5", "train", inputs_grad=NO_FLOAT_INPUT, f32=NA("returns Python floats"),
              f64=NA("returns Python floats"), device=NA("returns Python floats: it reads the loss values (.item())"),
              grad=NA("trains the model; returns Python floats"), banned=EX5_BANS,
@@ -223,5 +229,30 @@ ROWS: tuple[Row, ...] = (
                 "args/steps = 0": _t("test_training.py::test_train_default_lr_and_zero_steps")}),
     torch_fn("ex5", "accuracy", inputs_grad=NO_FLOAT_INPUT, f32=NA("returns a Python float"),
              f64=NA("returns a Python float"), device=NA("returns a Python float: it reads the values"),
-             grad=NA("computed without gradients, returns a Python float"), banned=EX5_BANS),
+             grad=NA("computed without gradients, returns a Python float"), banned=EX5_BANS,
+             **{"rules/model run without gradients": T}),
+    # ------------------------------------------------------------------ ex6 (opt-in)
+    Row("ex6", "sinusoidal_encoding", {**{r: NO_TENSOR_INPUT for r in RULES if r.startswith("inputs/")},
+                                       "dtype/float32": _t("test_sinusoidal.py::test_values_float32"),
+                                       "dtype/float64": _t("test_sinusoidal.py::test_values_float64"),
+                                       "device": T, "grad": NA("a constant table of sines and cosines"),
+                                       "banned": _t(EX6_BAN),
+                                       "args/odd d_model": _t("test_sinusoidal.py::test_values_odd_width")}),
+    plain("ex6", "LearnedPositionalEmbedding.__init__", _t(EX6_BAN),
+          **{"structure": _t("test_learned.py::test_structure")}),
+    torch_fn("ex6", "LearnedPositionalEmbedding.forward", unchanged=_t("test_learned.py::test_input_unchanged"),
+             f32=_t("test_learned.py::test_forward_values"), f64=_t("test_learned.py::test_float64"),
+             grad=_t("test_learned.py::test_gradients"), banned=_t(EX6_BAN),
+             **{"raises": _t("test_learned.py::test_too_long")}),
+    torch_fn("ex6", "add_positional_encoding", unchanged=_t("test_add.py::test_inputs_unchanged"),
+             f32=_t("test_add.py::test_values"), f64=_t("test_add.py::test_dtype"),
+             grad=_t("test_add.py::test_gradients"), banned=_t(EX6_BAN),
+             **{"raises": _t("test_add.py::test_too_long"), "lead/0, 1, several": _t("test_add.py::test_values")}),
+    plain("ex6", "make_copy_task", _t(EX6_BAN), **{"args/position": _t("test_experiment.py::test_copy_task")}),
+    plain("ex6", "extrapolation_experiment", _t(EX6_BAN),
+          **{"args/seed": _t("test_experiment.py::test_experiment_result"),
+             "structure": _t("test_experiment.py::test_experiment_learned_cannot_extrapolate")}),
+    Row("ex6", "plot_encoding", {**plot_fn("ex6", "plot_encoding").cells, "banned": _t(EX6_BAN),
+                                 "inputs/ndarray": NA("takes the encoding table as a tensor (sinusoidal_encoding's)"),
+                                 "args/ax": _t("test_plot.py::test_draws_into_given_axes")}),
 )

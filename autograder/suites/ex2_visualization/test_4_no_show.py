@@ -8,7 +8,7 @@ from autograder.suites.checks import fail
 pytestmark = pytest.mark.covers("plot_attention", "plot_attention_heads")
 
 
-@pytest.mark.covers("plot_attention:show", "plot_attention_heads:show")
+@pytest.mark.covers("plot_attention:rules/no plt.show()", "plot_attention_heads:rules/no plt.show()")
 @pytest.mark.points(0.5)
 def test_no_plt_show(plain, heads5, heads2):
     """plot_attention and plot_attention_heads do not call plt.show()"""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from autograder import seeds
 from autograder.suites.checks import expect_dtype
 from autograder.suites.contract_rules import expect_inputs_unchanged, expect_on_meta, kind_id
 from autograder.suites.ex3_multihead.common import (B, D_MODEL, HEADS, M, N, expect_forward, inputs,
@@ -14,8 +15,9 @@ FORWARD = "MultiHeadAttention.forward"
 KINDS = ("tensor", "shared", "grad")
 
 
-def _x(seed: int, shape: tuple[int, ...], dtype=torch.float32) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
+def _x(offset: int, shape: tuple[int, ...], dtype=torch.float32) -> torch.Tensor:
+    """A hidden input drawn from the test's derived seed ``offset`` (autograder.seeds)."""
+    return torch.randn(*shape, generator=seeds.generator(offset), dtype=torch.float64).to(dtype)
 
 
 def _kinds(name: str):

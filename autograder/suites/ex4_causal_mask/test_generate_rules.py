@@ -21,7 +21,7 @@ def _prompt(offset: int, B: int, t: int, dtype: torch.dtype) -> torch.Tensor:
     return torch.randint(0, VOCAB, (B, t), generator=common.gen(900 + offset)).to(dtype)
 
 
-@pytest.mark.covers(f"{NAME}:dtype")
+@pytest.mark.covers(f"{NAME}:rules/an int32 prompt's dtype kept")
 @pytest.mark.points(0.5)
 def test_generate_keeps_an_int32_prompts_dtype(student, support):
     """greedy_generate keeps the prompt's dtype (an int32 prompt)"""
@@ -38,7 +38,7 @@ def test_generate_keeps_an_int32_prompts_dtype(student, support):
                     f"(inputs: {checks.describe_inputs(prompt=prompt, max_new_tokens=3)})")
 
 
-@pytest.mark.covers(f"{NAME}:copy")
+@pytest.mark.covers(f"{NAME}:rules/a copy for 0 new tokens")
 @pytest.mark.points(0.5)
 def test_generate_zero_new_tokens_returns_a_copy(student, support):
     """greedy_generate with max_new_tokens = 0 returns a copy of the prompt, not the prompt itself"""
@@ -54,7 +54,7 @@ def test_generate_zero_new_tokens_returns_a_copy(student, support):
                     cause="the prompt returned as it is when there is nothing to generate (use prompt.clone())")
 
 
-@pytest.mark.covers(f"{NAME}:no_grad")
+@pytest.mark.covers(f"{NAME}:rules/model run without gradients")
 @pytest.mark.points(0.5)
 def test_generate_runs_the_model_without_gradients(student, support):
     """greedy_generate runs the model inside torch.no_grad()"""

@@ -8,7 +8,7 @@ from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
 
-@pytest.mark.covers("accuracy:no_grad", "accuracy")
+@pytest.mark.covers("accuracy:rules/model run without gradients", "accuracy")
 @pytest.mark.points(0.5)
 def test_accuracy_runs_the_model_without_gradients(student, support):
     """accuracy runs the model inside torch.no_grad()"""
@@ -25,7 +25,7 @@ def test_accuracy_runs_the_model_without_gradients(student, support):
                     cause="no torch.no_grad() around the model's forward pass in accuracy")
 
 
-@pytest.mark.covers("path_length:kind", "path_length")
+@pytest.mark.covers("path_length:raises", "path_length")
 @pytest.mark.points(0.5)
 def test_path_length_refuses_other_kinds(student):
     """path_length raises ValueError for any kind but the exact strings 'lstm' and 'attention'"""

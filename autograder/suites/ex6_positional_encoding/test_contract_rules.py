@@ -1,0 +1,57 @@
+"""ex6 · the contract's general rules: inputs of every kind left alone, the device kept
+(meta tensors; the device argument and x's device have tests of their own in test_sinusoidal.py
+and test_add.py) (autograder/coverage_rows.py lists what each test covers)."""
+from __future__ import annotations
+
+import pytest
+
+import reference.positional as ref
+from autograder.suites.contract_rules import expect_inputs_unchanged, expect_on_meta, kind_id
+from autograder.suites.ex6_positional_encoding import common
+
+KINDS = ("shared", "grad")
+
+
+def _kinds(name: str, kinds: tuple[str, ...] = KINDS):
+    return [pytest.param(k, id=kind_id(k), marks=pytest.mark.covers(name.split(".")[0], f"{name}:inputs/{k}"))
+            for k in kinds]
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("kind", _kinds("add_positional_encoding"))
+def test_add_leaves_inputs_unchanged(student, support, kind):
+    """add_positional_encoding leaves x and pe unchanged, whatever kind of tensor they are"""
+    x = common.randn(70, 2, 4, 6)
+    pe = ref.sinusoidal_encoding(4, 6)                          # n == L: a view of pe would alias
+    expect_inputs_unchanged(support, student.positional.add_positional_encoding,
+                            "positional.add_positional_encoding", [x, pe], ["x", "pe"], kind)
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("kind", _kinds("LearnedPositionalEmbedding.forward"))
+def test_learned_leaves_input_unchanged(student, support, kind):
+    """LearnedPositionalEmbedding.forward leaves x unchanged, whatever kind of tensor it is"""
+    module = student.positional.LearnedPositionalEmbedding(8, 6)
+    expect_inputs_unchanged(support, module, "LearnedPositionalEmbedding.forward",
+                            [common.randn(71, 2, 5, 6)], ["x"], kind)
+
+
+@pytest.mark.covers("LearnedPositionalEmbedding", "LearnedPositionalEmbedding.forward:device")
+@pytest.mark.points(0.25)
+def test_learned_on_meta(student, support):
+    """LearnedPositionalEmbedding.forward keeps the device (module and x on meta)"""
+    module = student.positional.LearnedPositionalEmbedding(8, 6)
+    expect_on_meta(support, module, "LearnedPositionalEmbedding(8, 6)(x)", [common.randn(73, 2, 5, 6)],
+                   outputs=["output"], dtype="float32", shapes=[(2, 5, 6)])
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("kind", _kinds("plot_encoding", ("tensor", "shared", "grad")))
+def test_plot_leaves_table_unchanged(student, support, kind):
+    """plot_encoding leaves the table it draws unchanged, whatever kind of tensor it is"""
+    try:
+        expect_inputs_unchanged(support, student.positional.plot_encoding, "positional.plot_encoding",
+                                [ref.sinusoidal_encoding(6, 4)], ["pe"], kind)
+    finally:
+        support.modules.close_all()
+
