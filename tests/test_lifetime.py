@@ -98,10 +98,43 @@ def _live_processes() -> list[tuple[int, int, str, bytes]]:
     return out
 
 
-def _ours(token: str, uid: int | None) -> list[tuple[int, int, str]]:
-    """Processes started for this case: the token in the command line, or the worker user."""
+def _ours(token: "str | BatchTree", uid: int | None) -> list[tuple[int, int, str]]:
+    """Processes started for this case: the token in the command line, or the worker user;
+    for a batch (whose command lines name no student: opaque job files), a ``BatchTree``."""
+    if isinstance(token, BatchTree):
+        return token.live()
     return [(pid, puid, comm) for pid, puid, comm, cmd in _live_processes()
             if token.encode() in cmd or (uid is not None and puid == uid)]
+
+
+def _start_time(pid: int) -> bytes:
+    fields = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else b""
+
+
+class BatchTree:
+    """A batch's processes: every descendant of the batch seen so far (pid and start time,
+    so a reused pid is not mistaken for one), and every process the student's code named
+    ``hang-*`` wherever it went (a daemon that escaped the tree is exactly the leak to find;
+    only this module's cases name processes so, one at a time)."""
+
+    def __init__(self, root_pid: int) -> None:
+        self.root_pid = root_pid
+        self.seen: set[tuple[int, bytes]] = set()
+
+    def live(self) -> list[tuple[int, int, str]]:
+        procs = _live_processes()
+        parent = {pid: int((_read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split() or [b"0", b"0"])[1])
+                  for pid, _uid, _comm, _cmd in procs}
+        tree = {self.root_pid}
+        changed = True
+        while changed:
+            grown = {pid for pid, ppid in parent.items() if ppid in tree} - tree
+            changed = bool(grown)
+            tree |= grown
+        self.seen |= {(pid, _start_time(pid)) for pid in tree}
+        return [(pid, puid, comm) for pid, puid, comm, _cmd in procs
+                if comm.startswith("hang-") or (pid, _start_time(pid)) in self.seen]
 
 
 def _workers(token: str, uid: int | None) -> list[tuple[int, int, str]]:
@@ -131,8 +164,9 @@ def _assert_all_gone(token: str, uid: int | None, what: str) -> None:
 
 
 def _kill_leftovers(token: str) -> None:
-    """The test itself must not leak, whatever happened."""
-    for pid, _uid, _comm in _ours(token, None):
+    """The test itself must not leak, whatever happened (the student code's ``hang-*`` too)."""
+    strays = [(pid, uid, comm) for pid, uid, comm, _cmd in _live_processes() if comm.startswith("hang-")]
+    for pid, _uid, _comm in _ours(token, None) + strays:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -343,7 +377,7 @@ def test_a_killed_zygote_takes_its_workers_along(request, case_dir, level_name):
 
 # --------------------------------------------------------------------------- batch
 
-def _start_batch(folder: Path, student_timeout: float) -> tuple[subprocess.Popen, str]:
+def _start_batch(folder: Path, student_timeout: float) -> tuple[subprocess.Popen, BatchTree]:
     subs = folder / "subs"
     (subs / "hanging").mkdir(parents=True)
     (subs / "hanging" / "attention.py").write_text(DAEMON_THEN_HANG)
@@ -353,7 +387,7 @@ def _start_batch(folder: Path, student_timeout: float) -> tuple[subprocess.Popen
     proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(ROOT), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    return proc, folder.name
+    return proc, BatchTree(proc.pid)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="batch's worker users need root")
@@ -363,7 +397,12 @@ def test_batch_student_timeout_leaves_nothing(case_dir):
     and nothing of it may remain."""
     batch, token = _start_batch(case_dir, student_timeout=STUDENT_TIMEOUT)
     try:
-        assert batch.wait(timeout=STUDENT_TIMEOUT + 60) == 0
+        deadline = time.monotonic() + STUDENT_TIMEOUT + 60
+        while batch.poll() is None and time.monotonic() < deadline:
+            token.live()                     # remember the batch's processes while they run
+            time.sleep(0.1)
+        assert batch.wait(timeout=1) == 0
+        assert token.seen, "no process of the batch was seen"
     finally:
         if batch.poll() is None:
             os.killpg(batch.pid, signal.SIGKILL)

@@ -189,6 +189,45 @@ def train(model, tokens, labels, steps, lr=1e-2):
 def accuracy(model, tokens, labels):
     return FILL
 ''',
+    "ex6": '''
+import matplotlib.pyplot as plt
+
+
+def sinusoidal_encoding(max_len, d_model, dtype=torch.float32, device=None):
+    return torch.full((max_len, d_model), FILL, dtype=dtype, device=device)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    def __init__(self, max_len, d_model):
+        super().__init__()
+        self.pos = nn.Embedding(max_len, d_model)
+
+    def forward(self, x):
+        if x.shape[-2] > self.pos.num_embeddings:
+            raise ValueError("longer than max_len")
+        return _like(x + self.pos.weight.sum(), x.shape)
+
+
+def add_positional_encoding(x, pe):
+    return _like(x + pe.sum(), x.shape)
+
+
+def make_copy_task(num_samples, seq_len, vocab_size, position, seed):
+    return torch.full((num_samples, seq_len), FILL), torch.full((num_samples,), FILL)
+
+
+def extrapolation_experiment(train_len=8, vocab_size=8, d_model=16, position=1, steps=80, seed=0):
+    return {"sinusoidal_train": FILL, "sinusoidal_long": FILL, "learned_train": FILL, "learned_long": FILL}
+
+
+def plot_encoding(pe, ax=None, title=None):
+    fig, ax = plt.subplots() if ax is None else (ax.figure, ax)
+    ax.imshow(np.full(tuple(pe.shape), FILL), vmin=-1, vmax=1)
+    ax.set_xlabel("dimension")
+    ax.set_ylabel("position")
+    fig.colorbar(ax.images[0], ax=ax)
+    return fig
+''',
 }
 
 

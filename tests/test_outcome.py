@@ -71,7 +71,7 @@ def test_batch_row_reads_the_structure(mixed, tmp_path):
                 tests=[dict(t, output="") for t in run.data["tests"]])
     path = tmp_path / "results.json"
     results.write_atomic(path, data)
-    runner = batch.Runner(tmp_path, contract.EXERCISES)
+    runner = batch.Runner(tmp_path, contract.DEFAULT)
     row = runner._read(batch.Row(entry=batch.Entry("ada", "ada", folder)), path, 0, b"")
     assert row.status == "ok"
     assert row.scores == {"ex1": 20.0, "ex2": 0.0, "ex3": 0.0, "ex4": 0.0, "ex5": 0.0}

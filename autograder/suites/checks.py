@@ -89,10 +89,14 @@ def expect_shape(value: Any, shape: tuple[int, ...], what: str, inputs: str = ""
 
 
 def expect_dtype(value: Any, dtype: torch.dtype | np.dtype, what: str) -> None:
+    """``value`` has ``dtype``; a floating result must hold numbers too (a dtype rule is judged
+    on a call that works: NaN/inf of the right dtype pass nothing)."""
     got = getattr(value, "dtype", None)
     if got != dtype:
         fail(f"{what}: expected dtype {dtype}, got {got if got is not None else type(value).__name__}",
              dtype_cause(got, dtype))
+    if isinstance(value, (np.ndarray, torch.Tensor)) and getattr(value, "device", None) != torch.device("meta"):
+        expect_all_finite(value, what)
 
 
 def dtype_cause(got: Any, want: Any) -> str | None:

@@ -39,9 +39,11 @@ def kind_id(kind: str) -> str:
 
 
 def expect_inputs_unchanged(support: Any, fn: Any, what: str, args: list, names: list[str],
-                            kind: str, kwargs: dict | None = None, which: list[int] | None = None) -> None:
+                            kind: str, kwargs: dict | None = None, which: list[int] | None = None,
+                            tokens: list[str] | None = None) -> None:
     """``fn(*args)`` with the arrays ``args[i]`` (``i`` in ``which``) given as ``kind`` inputs
-    modifies none of them (``names``: one per positional argument) and runs."""
+    modifies none of them (``names``: one per positional argument), runs, and returns no
+    NaN/inf (with ``tokens``: returns only strings among them)."""
     with checks.calling(what):
         report = support.probes.call_unchanged(fn, args, kwargs or {}, kind, which)
     error = report["error"]
@@ -50,6 +52,12 @@ def expect_inputs_unchanged(support: Any, fn: Any, what: str, args: list, names:
         in_place = "in-place" in text or "inplace" in text
         checks.fail(f"{what} failed when its inputs are {KIND_TEXT[kind]}: {text[:300]}",
                     IN_PLACE if in_place else cause_of_error(error["type"], error["message"]))
+    if report.get("nonfinite"):
+        checks.fail(f"{what} returned NaN or inf for finite inputs ({KIND_TEXT[kind]}): this rule is "
+                    "judged on a call that works")
+    if tokens is not None and (not report["strings"] or not set(report["strings"]) <= set(tokens)):
+        checks.fail(f"{what} returned strings other than the given tokens ({KIND_TEXT[kind]}): this rule "
+                    "is judged on a call that works")
     touched = [n for n, c in zip(names, report["changes"]) if not c == 0.0]
     if touched:
         checks.fail(f"{what} modified its input{'s' if len(touched) > 1 else ''} {', '.join(touched)} "
@@ -80,6 +88,9 @@ def expect_on_meta(support: Any, target: Any, what: str, args: list, *, outputs:
                         cause_of_error(error["type"], error["message"]))
         checks.fail(f"{what} does not keep the device: with its tensors on PyTorch's meta device it raised "
                     f"{text[:300]} ({META})", cause)
+    if report.get("nonfinite"):
+        checks.fail(f"{what} returned NaN or inf for finite inputs (on the CPU): the device rule is "
+                    "judged on a call that works")
     got = report["outputs"]
     if len(got) < len(outputs):
         checks.fail(f"{what}: expected {len(outputs)} result(s) ({', '.join(outputs)}), got {len(got)}")

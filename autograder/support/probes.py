@@ -68,6 +68,45 @@ def _as_kind(value: Any, kind: str) -> tuple[Any, list[Any]]:
     return tensor, [tensor]
 
 
+def _nonfinite(value: Any, depth: int = 0) -> bool:
+    """Whether a result holds NaN or inf anywhere a number is due: arrays and tensors, inside
+    tuples, lists and dicts, and the data a returned matplotlib Axes or Figure draws. A rule
+    (inputs left alone, the device kept) is judged on a working call: a file that returns
+    NaN of the right shapes implements nothing and must not pass it."""
+    if depth > 4:
+        return False
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, torch.Tensor):
+        return value.device.type != "meta" and value.is_floating_point() and \
+            not bool(torch.isfinite(value.detach()).all())
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            return any(_nonfinite(v, depth + 1) for v in value.flat)
+        return value.dtype.kind in "fc" and not bool(np.isfinite(value).all())
+    if isinstance(value, (tuple, list)):
+        return any(_nonfinite(v, depth + 1) for v in value[:64])
+    if isinstance(value, dict):
+        return any(_nonfinite(v, depth + 1) for v in list(value.values())[:64])
+    if hasattr(value, "get_images") and hasattr(value, "collections"):      # a matplotlib Axes
+        drawn = [im.get_array() for im in value.get_images()]
+        drawn += [c.get_array() for c in value.collections if hasattr(c, "get_array")]
+        return any(_nonfinite(np.ma.filled(np.ma.asarray(d, dtype=float), np.nan), depth + 1)
+                   for d in drawn if d is not None)
+    if hasattr(value, "savefig") and hasattr(value, "axes"):               # a matplotlib Figure
+        return any(_nonfinite(ax, depth + 1) for ax in value.axes)
+    return False
+
+
+def _strings(value: Any, depth: int = 0) -> list[str]:
+    """The strings in nested lists/tuples (a list of token lists), at most 200 of 64 chars."""
+    if isinstance(value, str):
+        return [value[:64]]
+    if depth > 2 or not isinstance(value, (list, tuple)):
+        return []
+    return [s for v in value[:100] for s in _strings(v, depth + 1)][:200]
+
+
 def _error(exc: BaseException) -> dict[str, str]:
     return {"type": type(exc).__name__, "message": str(exc).splitlines()[0][:300] if str(exc) else ""}
 
@@ -78,9 +117,9 @@ def call_unchanged(fn: Callable, args: list, kwargs: dict | None = None, kind: s
     array/tensor) turned into inputs of ``kind`` (see ``KINDS``), and report changes.
 
     Returns ``{"changes": [per positional argument: its largest absolute change, 0.0 when
-    untouched], "error": None or {"type", "message"}}``. For ``"shared"`` both the tensor
-    and the NumPy array it shares memory with are compared. ``NotImplementedError``
-    propagates (the stub's message).
+    untouched], "error": None or {"type", "message"}, "nonfinite": whether the result holds
+    NaN or inf, "strings": the (up to 200) strings in a result of nested lists}``. For ``"shared"`` both the tensor and the NumPy array it shares memory
+    with are compared. ``NotImplementedError`` propagates (the stub's message).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown input kind {kind!r}")
@@ -90,15 +129,16 @@ def call_unchanged(fn: Callable, args: list, kwargs: dict | None = None, kind: s
     for i in which:
         args[i], objects = _as_kind(args[i], kind)
         watched[i] = [(obj, _snapshot(obj)) for obj in objects]
-    error = None
+    error, nonfinite, strings = None, False, []
     try:
-        fn(*args, **dict(kwargs or {}))
+        result = fn(*args, **dict(kwargs or {}))
+        nonfinite, strings = _nonfinite(result), _strings(result)
     except NotImplementedError:
         raise
     except Exception as exc:                          # reported, judged by the grader
         error = _error(exc)
     changes = [max([_change(before, obj) for obj, before in objs], default=0.0) for objs in watched]
-    return {"changes": changes, "error": error}
+    return {"changes": changes, "error": error, "nonfinite": nonfinite, "strings": strings}
 
 
 def _describe(value: Any) -> dict[str, Any]:
@@ -146,11 +186,13 @@ def on_meta(target: Any, args: list, kwargs: dict | None = None, which: list[int
     ``meta`` first (``dtype``: cast to it too, e.g. ``"float64"``).
 
     Returns ``{"outputs": [{"type", "device", "dtype", "shape", "requires_grad"} per output],
-    "error": None or {"type", "message"}}``.
+    "error": None or {"type", "message"}, "nonfinite": whether the same call on the CPU
+    returned NaN or inf (None when it raised there)}``.
     """
     args = list(args)
     which = [i for i, a in enumerate(args) if isinstance(a, (np.ndarray, torch.Tensor))] \
         if which is None else which
+    nonfinite = _nonfinite_on_cpu(target, args, kwargs, which, method, dtype)
     for i in which:
         args[i] = torch.as_tensor(args[i]).detach().to("meta")
     try:
@@ -172,4 +214,21 @@ def on_meta(target: Any, args: list, kwargs: dict | None = None, which: list[int
         return {"outputs": [], "error": {"type": "RuntimeError", "message": "Expected all tensors to be on "
                                          f"the same device (meta stands for the GPU here), but {mode.mixed}"}}
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
-    return {"outputs": [_describe(o) for o in outs], "error": None}
+    return {"outputs": [_describe(o) for o in outs], "error": None, "nonfinite": nonfinite}
+
+
+def _nonfinite_on_cpu(target: Any, args: list, kwargs: dict | None, which: list[int],
+                      method: str | None, dtype: str | None) -> bool | None:
+    """The meta call has no values: the same call on the CPU tells whether it works at all."""
+    cpu_args = list(args)
+    for i in which:
+        cpu_args[i] = torch.as_tensor(cpu_args[i]).detach().clone()
+    try:
+        if isinstance(target, torch.nn.Module) and dtype is not None:
+            target.to(getattr(torch, dtype))
+        fn = getattr(target, method) if method else target
+        return _nonfinite(fn(*cpu_args, **dict(kwargs or {})))
+    except NotImplementedError:
+        raise
+    except Exception:                                 # the meta call's error is the one judged
+        return None

@@ -16,10 +16,10 @@ def _covers(name: str):
     return pytest.mark.covers(name, *(f"{name}:inputs/{k}" for k in KINDS))
 
 
-def _each_kind(support, fn, what: str, args: list, names: list[str]) -> None:
+def _each_kind(support, fn, what: str, args: list, names: list[str], tokens: list[str] | None = None) -> None:
     try:
         for kind in KINDS:
-            expect_inputs_unchanged(support, fn, what, args, names, kind, which=[0])
+            expect_inputs_unchanged(support, fn, what, args, names, kind, which=[0], tokens=tokens)
     finally:
         support.modules.close_all()
 
@@ -45,4 +45,4 @@ def test_plot_attention_heads_leaves_weights_unchanged(student, support):
 def test_top_attended_leaves_weights_unchanged(student, support):
     """top_attended leaves the weights unchanged (NumPy array, tensor, tensor sharing memory with NumPy, tensor requiring grad)"""
     _each_kind(support, student.visualize.top_attended, "visualize.top_attended",
-               [weights(3, 4, seed=7343), KEYS, 2], ["weights", "key_tokens", "k"])
+               [weights(3, 4, seed=7343), KEYS, 2], ["weights", "key_tokens", "k"], tokens=KEYS)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-import reference.causal as ref
 from autograder.sandbox import fetch
 from autograder.suites import checks
 from autograder.suites.ex4_causal_mask import common
@@ -26,16 +25,13 @@ def _prompt(offset: int, B: int, t: int, dtype: torch.dtype) -> torch.Tensor:
 def test_generate_keeps_an_int32_prompts_dtype(student, support):
     """greedy_generate keeps the prompt's dtype (an int32 prompt)"""
     prompt = _prompt(1, 2, 3, torch.int32)
-    remote, local = _models(support, 901, None, prompt.long(), 3)
+    remote, _ = _models(support, 901)
     what = f"{NAME}(model, int32 prompt, 3)"
     got = common.expect_tensor(getattr(student.causal, NAME)(remote, prompt, 3), what)
+    # the values are test_generate's to judge: this test fails for the dtype alone
     if got.dtype != torch.int32:
         checks.fail(f"{what}: expected dtype torch.int32 (the prompt's), got {got.dtype}",
                     cause="the generated ids (int64 from argmax) appended without casting them to the prompt's dtype")
-    want = ref.greedy_generate(local, prompt.long(), 3)
-    if tuple(got.shape) != tuple(want.shape) or not torch.equal(got.long(), want):
-        checks.fail(f"{what}: not the greedy continuation of the prompt "
-                    f"(inputs: {checks.describe_inputs(prompt=prompt, max_new_tokens=3)})")
 
 
 @pytest.mark.covers(f"{NAME}:rules/a copy for 0 new tokens")
@@ -48,6 +44,9 @@ def test_generate_zero_new_tokens_returns_a_copy(student, support):
         result, aliases = support.autograd.call_and_check_aliasing(getattr(student.causal, NAME),
                                                                    [remote, prompt, 0])
     common.expect_tensor(result, f"{NAME}(model, prompt, 0)")
+    if tuple(result.shape) != tuple(prompt.shape) or not torch.equal(result.long(), prompt):
+        checks.fail(f"{NAME}(model, prompt, 0): expected the prompt's ids unchanged (shape "
+                    f"{tuple(prompt.shape)}), got shape {tuple(result.shape)} with other values")
     if aliases[1]:
         checks.fail(f"{NAME}(model, prompt, 0) returned the prompt itself (or a view of it): the "
                     "docstring asks for a copy, so that changing the result never changes the prompt",
@@ -61,6 +60,9 @@ def test_generate_runs_the_model_without_gradients(student, support):
     prompt = _prompt(3, 1, 2, torch.long)
     remote, _ = _models(support, 903)
     common.expect_tensor(getattr(student.causal, NAME)(remote, prompt, 3), f"{NAME}(model, prompt, 3)")
+    if not fetch(remote.call_shapes):
+        checks.fail(f"{NAME}(model, prompt, 3) never called the model: this rule is judged on a "
+                    "generation that runs it")
     with_grad = fetch(remote.calls_with_grad)
     if with_grad:
         checks.fail(f"{NAME}(model, prompt, 3) called the model {with_grad} time(s) with gradients "

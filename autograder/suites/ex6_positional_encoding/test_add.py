@@ -60,6 +60,7 @@ def test_device(student):
                                "add_positional_encoding(x, pe)")
     if got.device != x.device:
         checks.fail(f"add_positional_encoding(x, pe): the result is on {got.device}, x on {x.device}")
+    checks.expect_all_finite(got, "add_positional_encoding(x, pe)")
 
 
 @pytest.mark.covers("add_positional_encoding:inputs")
@@ -69,8 +70,9 @@ def test_inputs_unchanged(student, support):
     x = common.randn(90, 3, 4, 6)
     pe = ref.sinusoidal_encoding(4, 6)                           # n == L: a view of pe would alias
     with checks.calling("positional.add_positional_encoding"):
-        _, changes = support.autograd.call_and_check_unchanged(student.positional.add_positional_encoding, [x, pe])
+        got, changes = support.autograd.call_and_check_unchanged(student.positional.add_positional_encoding, [x, pe])
     common.expect_unchanged(changes, ["x", "pe"], "add_positional_encoding")
+    checks.expect_all_finite(got, "add_positional_encoding(x, pe)")
 
 
 @pytest.mark.points(1)
@@ -98,5 +100,8 @@ def test_gradients(student, support):
 def test_too_long(student):
     """add_positional_encoding raises ValueError when n > L"""
     x, pe = common.randn(99, 1, 6, 4), ref.sinusoidal_encoding(5, 4)
+    with checks.calling("positional.add_positional_encoding"):         # the rule needs a working n <= L
+        checks.expect_all_finite(student.positional.add_positional_encoding(x[:, :5], pe),
+                                 "add_positional_encoding(x with n=5, pe with L=5)")
     common.expect_value_error(lambda: student.positional.add_positional_encoding(x, pe),
                               "add_positional_encoding(x with n=6, pe with L=5)", "n > L")

@@ -28,6 +28,9 @@ def test_structure(student, support):
         checks.fail(f"LearnedPositionalEmbedding(7, 5): expected one submodule pos = nn.Embedding(7, 5) "
                     f"and no other parameter; found submodules {info['children']} and parameters "
                     f"{info['parameters']}")
+    module, _ = _module(student, 25)                           # the structure is the one forward uses
+    with checks.calling("LearnedPositionalEmbedding.forward"):
+        checks.expect_all_finite(module(common.randn(26, 1, 3, D_MODEL)), "forward(x) with loaded weights")
 
 
 @pytest.mark.points(2)
@@ -53,8 +56,9 @@ def test_input_unchanged(student, support):
     module, _ = _module(student, 30)
     x = common.randn(31, 2, 5, D_MODEL)
     with checks.calling("LearnedPositionalEmbedding.forward"):
-        _, changes = support.autograd.call_and_check_unchanged(module, [x])
+        got, changes = support.autograd.call_and_check_unchanged(module, [x])
     common.expect_unchanged(changes, ["x"], "LearnedPositionalEmbedding.forward")
+    checks.expect_all_finite(got, "forward(x)")
 
 
 @pytest.mark.covers("LearnedPositionalEmbedding:dtype")
@@ -102,7 +106,9 @@ def test_gradients(student, support):
 @pytest.mark.points(1)
 def test_too_long(student):
     """LearnedPositionalEmbedding raises ValueError when n > max_len"""
-    module = student.positional.LearnedPositionalEmbedding(MAX_LEN, D_MODEL)
+    module, _ = _module(student, 60)
+    with checks.calling("LearnedPositionalEmbedding.forward"):           # the rule needs a working n <= max_len
+        checks.expect_all_finite(module(common.randn(61, 2, MAX_LEN, D_MODEL)), f"forward(x) with n={MAX_LEN}")
     x = common.randn(60, 2, MAX_LEN + 1, D_MODEL)
     common.expect_value_error(lambda: module(x), f"forward(x) with n={MAX_LEN + 1} > max_len={MAX_LEN}",
                               "n > max_len")

@@ -72,6 +72,7 @@ def test_labels_and_title(drawn):
 def test_colour_limits_and_colorbar(drawn):
     """plot_encoding: colour limits -1 and 1, with a colorbar"""
     _, info = drawn
+    _expect_complete_heatmap(info, "plot_encoding(pe)")
     clim = info.get("clim")
     if clim is None or not np.allclose(clim, [-1.0, 1.0]):
         checks.fail(f"plot_encoding: colour limits are {clim}, expected [-1, 1] whatever the data's range",
@@ -96,3 +97,11 @@ def test_draws_into_given_axes(student, support):
         checks.fail("plot_encoding(pe, ax=ax) should return ax's figure (ax.figure)")
     if info.get("matrix") is None:
         checks.fail("plot_encoding(pe, ax=ax) did not draw into the given axes")
+    _expect_complete_heatmap(info, "plot_encoding(pe, ax=ax)")
+
+
+def _expect_complete_heatmap(info: dict, what: str) -> None:
+    """A rule about the drawing is judged on a drawing that shows the table: no empty cells."""
+    matrix = info.get("matrix")
+    if not matrix or any(v is None for row in matrix for v in row):
+        checks.fail(f"{what}: the heatmap is missing or has empty (masked or NaN) cells")

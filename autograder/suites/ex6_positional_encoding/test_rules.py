@@ -13,7 +13,8 @@ def test_no_banned_apis(student, submission):
     found = submission.found["ex6"]
     if found.source is None:
         checks.fail(found.problem or "positional.py could not be read")
-    student.positional.sinusoidal_encoding(2, 2)          # the points are for working code
+    checks.expect_all_finite(student.positional.sinusoidal_encoding(2, 2),      # the points are for working code
+                             "sinusoidal_encoding(2, 2)")
     if found.banned:
         lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
         checks.fail("positional.py uses APIs this exercise does not allow:\n" + lines,
