@@ -79,7 +79,7 @@ def test_support_code_ignores_rebound_globals():
 load("attention", """
 import numpy as np
 import autograder.support.autograd as A
-A._change = lambda before, after: 0.0
+A.largest_change = lambda before, after: 0.0
 A._copy = lambda value: value
 np.isnan = lambda a: np.ones(np.shape(a), dtype=bool)
 def in_place(x):

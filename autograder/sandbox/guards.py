@@ -11,7 +11,7 @@
 * :func:`freeze_support` — the kit's support functions as they were before student code ran:
   each function gets its own copy of its module's globals, in which modules (``np``,
   ``torch``, ``F``) are replaced by read-only snapshots of their namespaces. A student file
-  that rebinds ``autograder.support.autograd._change`` or ``numpy.abs`` no longer changes
+  that rebinds ``autograder.support.autograd.largest_change`` or ``numpy.abs`` no longer changes
   what ``call_and_check_unchanged`` reports.
 
 Only the worker is affected; the grader process never installs either.

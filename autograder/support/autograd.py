@@ -88,7 +88,7 @@ def _copy(value: Any) -> Any:
     return None
 
 
-def _change(before: Any, after: Any) -> float:
+def largest_change(before: Any, after: Any) -> float:
     """Largest absolute change between two snapshots (``inf`` when the shape changed)."""
     if before is None:
         return 0.0
@@ -122,7 +122,7 @@ def call_and_check_unchanged(fn: Callable, args: list, kwargs: dict | None = Non
     items = list(args) + list(kwargs.values())
     before = [_copy(v) for v in items]
     result = fn(*args, **kwargs)
-    changes = [_change(b, v) for b, v in zip(before, items)]
+    changes = [largest_change(b, v) for b, v in zip(before, items)]
     return result, changes
 
 

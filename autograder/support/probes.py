@@ -20,6 +20,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from autograder.support.autograd import largest_change
+
 __all__ = ["call_unchanged", "on_meta", "KINDS"]
 
 # how an input reaches the student's function
@@ -35,21 +37,8 @@ def _snapshot(value: Any) -> np.ndarray | None:
 
 
 def _change(before: np.ndarray | None, value: Any) -> float:
-    """Largest absolute change (``inf``: shape changed; bool/int: entries changed)."""
-    if before is None:
-        return 0.0
-    after = _snapshot(value)
-    if after is None or after.shape != before.shape:
-        return math.inf
-    if before.dtype == bool or before.dtype.kind in "iu":
-        return float((before != after).sum())
-    a, b = before.astype(np.float64), after.astype(np.float64)
-    same = (a == b) | (np.isnan(a) & np.isnan(b))
-    if same.all():
-        return 0.0
-    diff = np.abs(a - b)
-    diff[~np.isfinite(diff)] = math.inf
-    return float(diff[~same].max())
+    """Largest absolute change of ``value`` since its snapshot ``before`` (``inf``: shape changed)."""
+    return 0.0 if before is None else largest_change(before, _snapshot(value))
 
 
 def _as_kind(value: Any, kind: str) -> tuple[Any, list[Any]]:
