@@ -1,8 +1,8 @@
 """What each graded test is about: the names its verdict may depend on.
 
-A hidden test says which functions (or ``function:property``) it judges with
-``@pytest.mark.covers("create_causal_mask", …)``; a test without the marker (the public
-tests, shipped to students as they are) covers the contract names its title spells out.
+Every hidden test says which functions (or ``function:property``) it judges with
+``@pytest.mark.covers("create_causal_mask", …)``; only the public tests (shipped to students
+as they are, without the marker) cover the contract names their titles spell out.
 A mutant's breaks (``mutant_breaks``) are the top-level functions and classes its patch
 changes, every one of the solution's functions that uses them (transitively), and the
 ``# breaks: …`` header line's extra names (properties such as ``softmax:inputs``).
@@ -66,8 +66,20 @@ def names_in_title(exercise_id: str, title: str) -> set[str]:
     return {n for n in names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", title)}
 
 
+def is_public(node: str) -> bool:
+    return "/public/" in node
+
+
 def covers_of(exercise_id: str, title: str, marker: tuple[str, ...] | None) -> set[str]:
+    """A hidden test's ``covers`` marker; only a public test (shipped to students as it is,
+    without kit markers) is read from its title. ``tests/test_coverage_matrix.py`` requires
+    the marker on every hidden test, so editing a docstring never changes what is verified."""
     return set(marker) if marker is not None else names_in_title(exercise_id, title)
+
+
+def hidden_without_covers() -> list[str]:
+    """Node ids of hidden tests that carry no ``covers`` marker (there must be none)."""
+    return [node for _ex, _title, node, marker in collected() if marker is None and not is_public(node)]
 
 
 @lru_cache(maxsize=1)

@@ -23,6 +23,13 @@ def _collected() -> tuple[coverage.Collected, ...]:
     return tuple(coverage.Collected(ex, node, tuple(cov)) for ex, node, cov in json.loads(proc.stdout))
 
 
+def test_every_hidden_test_says_what_it_covers():
+    """Issue 19: ``covers`` on every hidden test; nothing is inferred from a docstring."""
+    from suite_covers import hidden_without_covers
+    missing = hidden_without_covers()
+    assert not missing, "hidden tests without @pytest.mark.covers(...):\n" + "\n".join(missing[:40])
+
+
 def test_every_cell_is_covered_or_not_applicable():
     found = coverage.problems(list(_collected()))
     assert not found, "\n".join(found)

@@ -30,6 +30,7 @@ def _check(student, dO, Q, K, V, mask=None):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.covers("attention_backward_np")
 def test_backward_unbatched(student):
     """attention_backward_np on unbatched inputs (n != m, d_k != d_v) matches the reference"""
     Q, K, V = common.qkv(20, (), n=3, m=5, d_k=4, d_v=2)
@@ -38,6 +39,7 @@ def test_backward_unbatched(student):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.covers("attention_backward_np")
 def test_backward_batched(student):
     """attention_backward_np on inputs with two leading dims matches the reference"""
     Q, K, V = common.qkv(22, (2, 2), n=4, m=3, d_k=2, d_v=5)
@@ -46,6 +48,7 @@ def test_backward_batched(student):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.covers("attention_backward_np")
 def test_backward_masked(student):
     """attention_backward_np with a broadcast (n, m) mask matches the reference"""
     Q, K, V = common.qkv(24, (2,), n=4, m=6, d_k=3, d_v=3)

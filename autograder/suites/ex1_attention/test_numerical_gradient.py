@@ -45,6 +45,7 @@ def _expect_gradient(grad, want, f_local, x, eps, inputs):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.covers("numerical_gradient")
 def test_numerical_gradient_default_eps(student, support):
     """numerical_gradient matches central differences (default eps) on a non-separable f"""
     x = common.rng(30).normal(size=(2, 3))
@@ -53,6 +54,7 @@ def test_numerical_gradient_default_eps(student, support):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.covers("numerical_gradient")
 def test_numerical_gradient_uses_eps(student, support):
     """numerical_gradient uses the eps it is given"""
     x = common.rng(31).normal(size=(4,))
@@ -64,6 +66,7 @@ def test_numerical_gradient_uses_eps(student, support):
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("shape", [(2, 2, 2), (5,)], ids=["3-D x", "1-D x"])
+@pytest.mark.covers("numerical_gradient")
 def test_numerical_gradient_any_shape(student, support, shape):
     """numerical_gradient works for x of any shape"""
     x = np.asarray(common.rng(32 + len(shape)).normal(size=shape), dtype=np.float64)
@@ -74,6 +77,7 @@ def test_numerical_gradient_any_shape(student, support, shape):
 
 
 @pytest.mark.points(1)
+@pytest.mark.covers("numerical_gradient")
 def test_numerical_gradient_leaves_x_unchanged(student, support):
     """numerical_gradient leaves x unchanged and evaluates f at x ± eps·e_i"""
     x = common.rng(33).normal(size=(3, 2))

@@ -22,6 +22,7 @@ CAUSAL_WRONG = {
 
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("n", [1, 4, 7], ids=["n=1", "n=4", "n=7"])
+@pytest.mark.covers("create_causal_mask")
 def test_causal_mask_pattern(student, n):
     """create_causal_mask: bool (n, n), True on and below the diagonal"""
     got = student.causal.create_causal_mask(n)
@@ -51,6 +52,7 @@ def test_causal_mask_device_argument(student):
 
 
 @pytest.mark.points(2)
+@pytest.mark.covers("create_padding_mask")
 def test_padding_mask(student):
     """create_padding_mask: bool (B, max_len), True at positions < lengths[b]"""
     lengths = torch.tensor([3, 1, 6, 4], dtype=torch.long)
@@ -67,6 +69,7 @@ def test_padding_mask(student):
 
 
 @pytest.mark.points(0.5)
+@pytest.mark.covers("create_padding_mask")
 def test_padding_mask_full_and_int32(student):
     """create_padding_mask with full-length rows and int32 lengths"""
     lengths = torch.tensor([5, 2, 5], dtype=torch.int32)
@@ -76,6 +79,7 @@ def test_padding_mask_full_and_int32(student):
 
 
 @pytest.mark.points(2)
+@pytest.mark.covers("combine_masks")
 def test_combine_masks(student, support):
     """combine_masks: (B, n, n) with [b, i, j] = causal[i, j] and padding[b, j]; inputs kept"""
     n = 5

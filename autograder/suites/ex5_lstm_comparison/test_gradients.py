@@ -12,6 +12,7 @@ NAMES = {"lstm": "LSTMClassifier", "attention": "AttentionClassifier"}
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.covers("input_gradient_norms")
 def test_gradient_norms_values(student, support):
     """input_gradient_norms matches the reference (on a model of the kit's)"""
     model, local = common.kit_pair(support, 50)
@@ -26,6 +27,7 @@ def test_gradient_norms_values(student, support):
 
 
 @pytest.mark.points(0.5)
+@pytest.mark.covers("AttentionClassifier", "LSTMClassifier", "input_gradient_norms")
 def test_gradient_norms_of_classifiers(student):
     """input_gradient_norms of your LSTMClassifier and AttentionClassifier match the reference"""
     for kind, offset in (("lstm", 55), ("attention", 60)):
@@ -54,6 +56,7 @@ def _changed(before: dict, after: dict) -> list[str]:
 
 
 @pytest.mark.points(1)
+@pytest.mark.covers("input_gradient_norms")
 def test_gradient_norms_leave_grads_alone(student, support):
     """input_gradient_norms leaves the parameters' .grad and the weights untouched"""
     model, local = common.kit_pair(support, 70)

@@ -22,6 +22,7 @@ def _expect_sum(got, x, pe, what: str, dtype) -> None:
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize("shape", [(4, 7, 8), (7, 8), (2, 3, 5, 8)], ids=["B,n,d", "n,d", "2 leading dims"])
+@pytest.mark.covers("add_positional_encoding")
 def test_values(student, shape):
     """add_positional_encoding: x + pe[:n], broadcast over the leading dims"""
     x = common.randn(70 + len(shape), *shape)
@@ -76,6 +77,7 @@ def test_inputs_unchanged(student, support):
 
 
 @pytest.mark.points(1)
+@pytest.mark.covers("add_positional_encoding")
 def test_gradients(student, support):
     """add_positional_encoding: differentiable with respect to x and pe"""
     x = common.randn(95, 3, 4, 6)

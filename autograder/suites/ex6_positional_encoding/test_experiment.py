@@ -15,6 +15,7 @@ KEYS = {"sinusoidal_train", "sinusoidal_long", "learned_train", "learned_long"}
 
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("position", [0, 3], ids=["position=0", "position=3"])
+@pytest.mark.covers("make_copy_task")
 def test_copy_task(student, position):
     """make_copy_task: the exact tokens and labels"""
     s = common.seed(100 + position)

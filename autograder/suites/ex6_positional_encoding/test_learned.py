@@ -19,6 +19,7 @@ def _module(student, offset: int, max_len: int = MAX_LEN, d_model: int = D_MODEL
 
 
 @pytest.mark.points(1)
+@pytest.mark.covers("LearnedPositionalEmbedding")
 def test_structure(student, support):
     """LearnedPositionalEmbedding: exactly pos = nn.Embedding(max_len, d_model)"""
     info = support.modules.describe(student.positional.LearnedPositionalEmbedding(7, 5))
@@ -35,6 +36,7 @@ def test_structure(student, support):
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize("n", [4, MAX_LEN], ids=["n=4", "n=max_len"])
+@pytest.mark.covers("LearnedPositionalEmbedding")
 def test_forward_values(student, support, n):
     """LearnedPositionalEmbedding.forward adds pos(0 … n−1) to x"""
     module, weight = _module(student, 10 + n)
@@ -81,6 +83,7 @@ def test_float64(student):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.covers("LearnedPositionalEmbedding")
 def test_gradients(student, support):
     """LearnedPositionalEmbedding: gradients reach x and pos.weight (rows 0 … n−1 only)"""
     module, _ = _module(student, 50)

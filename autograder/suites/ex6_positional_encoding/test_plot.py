@@ -37,6 +37,7 @@ def drawn(student, support):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.covers("plot_encoding")
 def test_matrix(drawn):
     """plot_encoding shows position p as row p from the top, dimension j as column j"""
     pe, info = drawn
@@ -57,6 +58,7 @@ def test_matrix(drawn):
 
 
 @pytest.mark.points(1)
+@pytest.mark.covers("plot_encoding")
 def test_labels_and_title(drawn):
     """plot_encoding: x label says "dimension", y label "position", the title is set"""
     _, info = drawn
@@ -69,6 +71,7 @@ def test_labels_and_title(drawn):
 
 
 @pytest.mark.points(1)
+@pytest.mark.covers("plot_encoding")
 def test_colour_limits_and_colorbar(drawn):
     """plot_encoding: colour limits -1 and 1, with a colorbar"""
     _, info = drawn

@@ -13,6 +13,7 @@ from autograder.suites.ex6_positional_encoding import common
 
 @pytest.mark.points(3)
 @pytest.mark.parametrize("max_len,d_model", [(50, 16), (37, 10)], ids=["50x16", "37x10"])
+@pytest.mark.covers("sinusoidal_encoding")
 def test_values_float32(student, max_len, d_model):
     """sinusoidal_encoding: the formula of "Attention Is All You Need", float32"""
     got = student.positional.sinusoidal_encoding(max_len, d_model)
@@ -21,6 +22,7 @@ def test_values_float32(student, max_len, d_model):
 
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("max_len,d_model", [(90, 7), (12, 1)], ids=["90x7", "12x1"])
+@pytest.mark.covers("sinusoidal_encoding")
 def test_values_odd_width(student, max_len, d_model):
     """sinusoidal_encoding with an odd d_model: the last column is a sine"""
     got = student.positional.sinusoidal_encoding(max_len, d_model)
@@ -55,6 +57,7 @@ def test_device_argument(student, support):
 
 
 @pytest.mark.points(1)
+@pytest.mark.covers("sinusoidal_encoding")
 def test_bounded(student):
     """sinusoidal_encoding: every entry within [-1, 1]"""
     got = common.expect_tensor(student.positional.sinusoidal_encoding(100, 24), "sinusoidal_encoding(100, 24)")
@@ -70,6 +73,7 @@ def test_bounded(student):
 
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("k", [1, 5, 13], ids=["k=1", "k=5", "k=13"])
+@pytest.mark.covers("sinusoidal_encoding")
 def test_relative_positions(student, support, k):
     """sinusoidal_encoding: PE[p + k] is one fixed rotation of PE[p], for every p"""
     max_len, d_model = 48, 16
