@@ -322,3 +322,52 @@ def test_architecture_names_every_module_and_subpackage():
     assert "sandbox/limits.py" in places and "interop/" in places and "suites/ex3_multihead/" in places
     missing = [p for p in places if not re.search(rf"(?<![\w/]){re.escape(p)}", text)]
     assert not missing, f"docs/ARCHITECTURE.md does not place: {', '.join(missing)}"
+
+
+# --------------------------------------------------------------------------- the sandbox's privacy
+
+def sandbox_private_names(sources: list[str]) -> set[str]:
+    """Names the sandbox keeps to itself: its ``_functions``, ``_Classes``, ``_CONSTANTS`` and
+    the ``self._attributes`` of its objects."""
+    names: set[str] = set()
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def private_reach_ins(source: str, private: set[str]) -> list[str]:
+    """``obj._name`` (``obj`` not ``self``/``cls``) and ``from autograder.sandbox… import _name``
+    in ``source``, for the sandbox's private names."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in private and \
+                not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder.sandbox"):
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+def test_private_reach_in_is_found():
+    private = sandbox_private_names(["class S:\n    def _raw(self):\n        self._generation = 1\n"])
+    assert private == {"_raw", "_generation"}
+    source = "def f(sb):\n    sb._generation += 1\n    return sb._raw()\nfrom autograder.sandbox.session import _raw\n"
+    assert len(private_reach_ins(source, private)) == 3
+    assert private_reach_ins("class T:\n    def g(self):\n        return self._raw()\n", private) == []
+
+
+def test_nothing_outside_the_sandbox_reaches_into_it():
+    """Issue 19: budget.py, proxy's callers and the rest use the sandbox's public interface
+    (``request(…, timeout=)``, ``discard_worker()``, ``enter()``), never its private names."""
+    sandbox = KIT / "sandbox"
+    private = sandbox_private_names([p.read_text(encoding="utf-8") for p in sandbox.glob("*.py")])
+    assert len(private) > 50                  # the scan sees the sandbox's internals
+    found = {str(p.relative_to(ROOT)): hits for p in sorted(KIT.rglob("*.py")) if sandbox not in p.parents
+             if (hits := private_reach_ins(p.read_text(encoding="utf-8"), private))}
+    assert not found, found
