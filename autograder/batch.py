@@ -252,7 +252,7 @@ class Runner:
         row.tests = [t for t in data["tests"] if isinstance(t, dict)]
         extra = data.get("extra_data") if isinstance(data.get("extra_data"), dict) else {}
         row.isolation = results.one_line(extra.get("isolation", ""), 40)
-        outcomes = results.exercise_outcomes(data)
+        outcomes = results.outcomes_from_json(data)
         totals = results.totals_by_exercise(row.tests)
         for ex in self.exercises:
             if ex.id in outcomes:
@@ -276,7 +276,7 @@ class Runner:
         """The grader stopped after some exercises: keep their scores (the grader's own partial
         results.json stays), the others score zero."""
         self._fill(row, data)
-        done = ", ".join(results.exercise_outcomes(data)) or "none"
+        done = ", ".join(results.outcomes_from_json(data)) or "none"
         row.status = status
         row.reason = f"{reason} (exercises graded before it stopped: {done})" + \
             (f"; {row.reason}" if row.reason else "")

@@ -89,7 +89,7 @@ def public_exercises() -> tuple[contract.Exercise, ...]:
                  if any((SUITES_DIR / ex.folder / "public").glob("test_*.py")))
 
 
-def select(names: list[str]) -> tuple[contract.Exercise, ...]:
+def select_public(names: list[str]) -> tuple[contract.Exercise, ...]:
     """``["ex1", "3", "ex4_causal_mask"]`` -> exercises; all with public tests when empty."""
     available = public_exercises()
     if not names:
@@ -138,7 +138,7 @@ def run_check(folder: Path | str = ".", names: list[str] | None = None, *, verbo
     """
     out = out or sys.stdout
     try:
-        exercises = select(list(names or []))
+        exercises = select_public(list(names or []))
     except ValueError as exc:
         print(f"check: {exc}", file=out)
         return 2
@@ -201,7 +201,7 @@ def notebook_check(folder: Path | str, exercise: str, *, timeout: float = DEFAUL
     running event loop) is unsafe on every platform."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     try:
-        exercises = select([exercise])
+        exercises = select_public([exercise])
     except ValueError as exc:
         print(f"check: {exc}")
         return False
@@ -255,13 +255,18 @@ def count_weights(exercises, suites_dir: Path | None = None) -> dict[str, tuple[
     return {ex: (w[0], w[1]) for ex, w in counter.weights.items() if w[1] > 0}
 
 
+def _public_share(ex: contract.Exercise, worth: dict) -> float:
+    """The points of ``ex``'s public tests, as shown (2 decimals)."""
+    public, everything = worth[ex.id]
+    return round(ex.points * public / everything, 2) if everything else 0.0
+
+
 def _worth_line(ex: contract.Exercise, passed: int, total: int, worth: dict) -> str:
     """``public tests: 3 of 4 passed (worth 2.5 of ex1's 20 points; the hidden tests decide the other 17.5)``"""
     line = f"  public tests: {passed} of {total} passed"
     if ex.id not in worth:
         return line
-    public, everything = worth[ex.id]
-    share = round(ex.points * public / everything, 2) if everything else 0.0
+    share = _public_share(ex, worth)
     return (line + f" (worth {share:g} of {ex.id}'s {ex.points:g} points; "
             f"the hidden tests decide the other {round(ex.points - share, 2):g})")
 
@@ -301,8 +306,7 @@ def render(outcome, submission, exercises, *, verbose: bool = False, isolation: 
     known = [ex for ex in exercises if ex.id in worth]
     if known:
         total = sum(ex.points for ex in known)
-        share = round(sum(ex.points * worth[ex.id][0] / worth[ex.id][1]
-                          for ex in known if worth[ex.id][1]), 2)
+        share = round(sum(_public_share(ex, worth) for ex in known), 2)     # the lines above add up to it
         lines.append(f"They are worth {share:g} of the {total:g} points of the real grade; the "
                      f"hidden tests decide the other {round(total - share, 2):g}.")
     lines += ["Your grade comes from the hidden tests too, which run when you submit: passing the "

@@ -94,7 +94,7 @@ def grade(request: GradeRequest) -> results.Results:
         outcome = results.Results(tests=tests, isolation=level, complete=complete,
                                   isolation_description=describe_level(level),
                                   reach_ins=reach_ins(sandbox))
-        outcome.exercises = exercise_outcomes(submission, sandbox, tests, plugin, budgets,
+        outcome.exercises = decide_outcomes(submission, sandbox, tests, plugin, budgets,
                                               done=None if complete else set(plugin.done if plugin else ()))
         outcome.execution_time = time.monotonic() - started
         outcome.output = summary(outcome, submission)
@@ -182,7 +182,7 @@ def run(sandbox: Sandbox, submission: intake.Submission, exercises: tuple[contra
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR) or not plugin.order:
         raise RuntimeError(f"the hidden test suites could not run (pytest exit code {int(code)})")
     tests = scale_to_totals(plugin.ordered_results(), exercises)
-    return Run(tests, plugin, exercise_outcomes(submission, sandbox, tests, plugin, budgets))
+    return Run(tests, plugin, decide_outcomes(submission, sandbox, tests, plugin, budgets))
 
 
 def collect(exercises: tuple[contract.Exercise, ...], pytest_extra: tuple[str, ...] = (),
@@ -240,7 +240,7 @@ def scale_to_totals(tests: list[results.TestResult],
 
 # --------------------------------------------------------------------------- outcomes
 
-def exercise_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list[results.TestResult],
+def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list[results.TestResult],
                       plugin: GradingPlugin | None, budgets: budget.Budgets,
                       done: set[str] | None = None) -> list[results.ExerciseOutcome]:
     """One :class:`~autograder.results.ExerciseOutcome` per exercise of the submission

@@ -8,7 +8,7 @@ same stem); everything else in a submission (``conftest.py``, ``numpy.py``,
 Everything read is bounded before it is read, and only files that really lie inside the
 submission are read: links are never followed (a symbolic link, a hard link, a FIFO or a
 zip member that is a link is *refused*, which costs only that exercise), sizes come from
-``lstat`` or the zip's directory, and one :class:`Budget` caps the decompressed bytes and
+``lstat`` or the zip's directory, and one :class:`ReadAllowance` caps the decompressed bytes and
 the entries of the whole submission (folders, zips, zips inside folders, notebooks).
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ class Refused(Exception):
     """A file that is not read; the message names it and says why."""
 
 
-class Budget:
+class ReadAllowance:
     """The one cap on what a whole submission may make the grader read or decompress."""
 
     def __init__(self, max_bytes: int = MAX_TOTAL_BYTES, max_entries: int = MAX_ENTRIES):
@@ -86,7 +86,7 @@ class Budget:
 
 
 @dataclass
-class Entry:
+class UnreadFile:
     """A file of the submission, not read yet: ``read(limit)`` returns at most ``limit``
     bytes or raises ``Refused``; ``refusal`` is set for a link or another non-file."""
     read: Callable[[int], bytes] | None = None
@@ -95,15 +95,15 @@ class Entry:
 
 @dataclass
 class Listing:
-    files: dict[str, Entry] = field(default_factory=dict)
+    files: dict[str, UnreadFile] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)     # links to folders, unreadable zips …
     truncated: str | None = None                         # why the listing stopped early
 
 
 def collect(path: str | Path, exercises: tuple[Exercise, ...] = DEFAULT,
-            budget: Budget | None = None) -> Submission:
+            budget: ReadAllowance | None = None) -> Submission:
     """Find and read each exercise's file in a submission (folder, .zip, .py or .ipynb)."""
-    budget = budget or Budget()
+    budget = budget or ReadAllowance()
     wanted = {name for ex in exercises for name in (ex.filename, ex.notebook)}
     listing = Listing()
     try:
@@ -117,7 +117,7 @@ def collect(path: str | Path, exercises: tuple[Exercise, ...] = DEFAULT,
 
 # --------------------------------------------------------------------------- listing
 
-def _list(path: Path, wanted: set[str], budget: Budget, listing: Listing) -> None:
+def _list(path: Path, wanted: set[str], budget: ReadAllowance, listing: Listing) -> None:
     info = os.lstat(path)
     if stat.S_ISDIR(info.st_mode) or (stat.S_ISLNK(info.st_mode) and path.is_dir()):
         _walk(path, wanted, budget, listing)          # the root itself is the grader's choice
@@ -127,7 +127,7 @@ def _list(path: Path, wanted: set[str], budget: Budget, listing: Listing) -> Non
         listing.files[textsafe.name(path.name, None)] = _disk_entry(path, textsafe.name(path.name, None))
 
 
-def _walk(root: Path, wanted: set[str], budget: Budget, listing: Listing) -> None:
+def _walk(root: Path, wanted: set[str], budget: ReadAllowance, listing: Listing) -> None:
     """Every file under ``root`` without following links (iterative, depth-capped)."""
     stack = [(root, PurePosixPath(), 0)]
     while stack:
@@ -144,7 +144,7 @@ def _walk(root: Path, wanted: set[str], budget: Budget, listing: Listing) -> Non
                 return
             if child.is_symlink():
                 if child.name in wanted:
-                    listing.files[shown] = Entry(refusal=f"{shown} is a symbolic link")
+                    listing.files[shown] = UnreadFile(refusal=f"{shown} is a symbolic link")
                 else:
                     listing.skipped.append(f"{shown} (a symbolic link, not followed)")
             elif child.is_dir(follow_symlinks=False):
@@ -162,15 +162,15 @@ def _skipped(rel: PurePosixPath) -> bool:
     return any(part in _SKIP_DIRS or part.startswith(".") for part in rel.parts)
 
 
-def _disk_entry(path: Path, rel: str) -> Entry:
+def _disk_entry(path: Path, rel: str) -> UnreadFile:
     try:
         info = os.lstat(path)
     except OSError:
-        return Entry(refusal=f"{rel} could not be read")
+        return UnreadFile(refusal=f"{rel} could not be read")
     problem = _not_plain(info, rel)
     if problem:
-        return Entry(refusal=problem)
-    return Entry(read=lambda limit: _read_disk(path, rel, info, limit))
+        return UnreadFile(refusal=problem)
+    return UnreadFile(read=lambda limit: _read_disk(path, rel, info, limit))
 
 
 def _not_plain(info: os.stat_result, rel: str) -> str | None:
@@ -206,7 +206,7 @@ def _read_disk(path: Path, rel: str, listed: os.stat_result, limit: int) -> byte
     return data
 
 
-def _zip_members(path: Path, prefix: str, wanted: set[str], budget: Budget, listing: Listing) -> None:
+def _zip_members(path: Path, prefix: str, wanted: set[str], budget: ReadAllowance, listing: Listing) -> None:
     """The graded members of a zip, each read on demand (never a link, never outside it)."""
     where = prefix.rstrip("/") or path.name
     try:
@@ -237,9 +237,9 @@ def _zip_members(path: Path, prefix: str, wanted: set[str], budget: Budget, list
             continue
         name = f"{prefix}{textsafe.name(rel.as_posix(), None)}"
         if stat.S_ISLNK(info.external_attr >> 16):
-            listing.files[name] = Entry(refusal=f"{name} is a symbolic link (in a zip)")
+            listing.files[name] = UnreadFile(refusal=f"{name} is a symbolic link (in a zip)")
         else:
-            listing.files[name] = Entry(read=lambda limit, i=info, n=name: _read_member(path, i, n, limit))
+            listing.files[name] = UnreadFile(read=lambda limit, i=info, n=name: _read_member(path, i, n, limit))
 
 
 def _zip_directory_size(path: Path) -> int | None:
@@ -271,7 +271,7 @@ def _size(n: int) -> str:
 
 # --------------------------------------------------------------------------- choosing a file
 
-def _find_safely(ex: Exercise, listing: Listing, budget: Budget) -> Found:
+def _find_safely(ex: Exercise, listing: Listing, budget: ReadAllowance) -> Found:
     """``_find``, where anything unexpected costs only this exercise."""
     try:
         return _find(ex, listing, budget)
@@ -280,7 +280,7 @@ def _find_safely(ex: Exercise, listing: Listing, budget: Budget) -> Found:
         return Found(ex, origin=ex.filename, problem=f"refused: {message}", refused=True)
 
 
-def _find(ex: Exercise, listing: Listing, budget: Budget) -> Found:
+def _find(ex: Exercise, listing: Listing, budget: ReadAllowance) -> Found:
     files = listing.files
     candidates = [rel for rel in files if PurePosixPath(rel).name in (ex.filename, ex.notebook)]
     if not candidates:

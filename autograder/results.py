@@ -150,7 +150,7 @@ class Results:
                 "tests": [t.to_json() for t in self.tests], "extra_data": extra}
 
 
-def exercise_outcomes(data: Mapping[str, Any]) -> dict[str, ExerciseOutcome]:
+def outcomes_from_json(data: Mapping[str, Any]) -> dict[str, ExerciseOutcome]:
     """``{exercise: ExerciseOutcome}`` from a results.json read back ({} when it has none)."""
     extra = data.get("extra_data") if isinstance(data, Mapping) else None
     entries = extra.get("exercises") if isinstance(extra, Mapping) else None
@@ -206,7 +206,7 @@ def indented(text: object, prefix: str = "    ", more: str = "    | ") -> str:
     return "\n".join((prefix if i == 0 else more) + line for i, line in enumerate(lines))
 
 
-def exercise_of(test: Mapping[str, Any]) -> str:
+def exercise_of_result(test: Mapping[str, Any]) -> str:
     """The exercise of a test entry in a results.json: its first tag (the kit writes
     ``["ex1"]``), else the first word of its name (``"ex1 · …"``)."""
     tags = test.get("tags") or []
@@ -217,7 +217,7 @@ def exercise_of(test: Mapping[str, Any]) -> str:
 
 def totals_by_exercise(tests: Iterable[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
     """``{exercise: (score, max_score)}`` over the test entries of a results.json read back."""
-    return _totals((exercise_of(t), float(t.get("score", 0)), float(t.get("max_score", 0)))
+    return _totals((exercise_of_result(t), float(t.get("score", 0)), float(t.get("max_score", 0)))
                    for t in tests)
 
 

@@ -27,10 +27,10 @@ class Graded:
 
     @property
     def fates(self) -> dict[str, results.ExerciseOutcome]:
-        return results.exercise_outcomes(self.data)
+        return results.outcomes_from_json(self.data)
 
     def tests(self, exercise: str) -> list[dict]:
-        return [t for t in self.data["tests"] if results.exercise_of(t) == exercise]
+        return [t for t in self.data["tests"] if results.exercise_of_result(t) == exercise]
 
     def outputs(self, exercise: str) -> list[str]:
         return [str(t.get("output", "")) for t in self.tests(exercise)]

@@ -130,7 +130,7 @@ def test_results_written_as_each_exercise_finishes(tmp_path):
                 data = json.loads(results_path.read_text())
             except (OSError, ValueError):
                 data = None
-            if data and results.exercise_outcomes(data).get("ex1"):
+            if data and results.outcomes_from_json(data).get("ex1"):
                 break
             time.sleep(0.2)
     finally:
@@ -143,10 +143,10 @@ def test_results_written_as_each_exercise_finishes(tmp_path):
     data = json.loads(results_path.read_text())
     results.validate(data)
     assert data["extra_data"]["complete"] is False
-    fates = results.exercise_outcomes(data)
+    fates = results.outcomes_from_json(data)
     assert set(fates) == {"ex1"} and fates["ex1"].score == 20.0
     assert data["score"] == 20.0
-    assert {results.exercise_of(t) for t in data["tests"]} == {"ex1"}
+    assert {results.exercise_of_result(t) for t in data["tests"]} == {"ex1"}
     assert "still under way" in data["output"]
 
 

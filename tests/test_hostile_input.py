@@ -47,7 +47,7 @@ class Run:
     peak_rss_mb: float            # largest RSS of the grader or any process it started
 
     def tests(self, ex: str) -> list[dict]:
-        return [t for t in self.data["tests"] if results.exercise_of(t) == ex]
+        return [t for t in self.data["tests"] if results.exercise_of_result(t) == ex]
 
     def score(self, ex: str) -> float:
         return sum(float(t["score"]) for t in self.tests(ex))

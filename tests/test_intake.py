@@ -150,7 +150,7 @@ def test_ten_zips_in_a_folder_stay_within_the_budget(tmp_path):
 def test_one_budget_for_the_whole_submission(tmp_path):
     (tmp_path / "attention.py").write_text(SOLUTION.read_text())
     (tmp_path / "causal.py").write_text(SOLUTION.read_text())
-    budget = intake.Budget(max_bytes=len(SOLUTION.read_bytes()) + 10)
+    budget = intake.ReadAllowance(max_bytes=len(SOLUTION.read_bytes()) + 10)
     sub = intake.collect(tmp_path, contract.select("ex1,ex4"), budget=budget)
     assert sub.found["ex1"].kind == "found"
     assert sub.found["ex4"].kind == "refused" and "in total" in sub.found["ex4"].problem
@@ -161,7 +161,7 @@ def test_too_many_entries_stops_the_listing(tmp_path):
         (tmp_path / f"junk{n:02}.txt").write_text("x")
     (tmp_path / "zz").mkdir()
     (tmp_path / "zz" / "attention.py").write_text("x = 1\n")
-    found = ex1(tmp_path, budget=intake.Budget(max_entries=20))
+    found = ex1(tmp_path, budget=intake.ReadAllowance(max_entries=20))
     assert found.kind == "refused" and "more than 20 files" in found.problem
 
 

@@ -121,5 +121,5 @@ def test_outcome_json_round_trip_is_tolerant():
     assert results.ExerciseOutcome.from_json(fate.to_json()) == fate
     odd = results.ExerciseOutcome.from_json({"exercise": "ex2", "score": "lots", "tests_total": True})
     assert (odd.exercise, odd.status, odd.score, odd.tests_total) == ("ex2", "graded", 0.0, 0)
-    assert results.exercise_outcomes({"extra_data": {"exercises": "nope"}}) == {}
-    assert results.exercise_outcomes({}) == {}
+    assert results.outcomes_from_json({"extra_data": {"exercises": "nope"}}) == {}
+    assert results.outcomes_from_json({}) == {}

@@ -130,7 +130,7 @@ def test_odd_weights_and_awkward_totals_add_up(tmp_path, suites_copy, points):
         tests = per_exercise[ex_id]
         assert _exact_sum(t["max_score"] for t in tests) == Decimal(repr(float(expected)))
         assert _exact_sum(t["score"] for t in tests) == Decimal(repr(float(expected)))
-        fate = results.exercise_outcomes(data)[ex_id]
+        fate = results.outcomes_from_json(data)[ex_id]
         assert (fate.status, fate.score, fate.max_score) == ("graded", float(expected), float(expected))
         title = contract.BY_ID[ex_id].title
         assert f"{ex_id} {title}: {float(expected):g} / {float(expected):g}" in outcome.output
@@ -180,7 +180,7 @@ def test_build_points_zip_adds_up(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(results_path.read_text())
     assert data["score"] == 17.0
-    fates = results.exercise_outcomes(data)
+    fates = results.outcomes_from_json(data)
     assert (fates["ex1"].max_score, fates["ex3"].max_score) == (10.0, 7.0)
     for ex_id, expected in (("ex1", "10"), ("ex3", "7")):
         tests = [t for t in data["tests"] if t["tags"] == [ex_id]]
