@@ -8,8 +8,8 @@
   folder name that is not UTF-8 shows each undecodable byte as ``\\xNN`` and a backslash as
   ``\\`` (reversible: :func:`autograder.textsafe.name_bytes`).
 * ``summary.md``: score statistics, submissions that need a human, per-test pass rates
-  (hardest first) and the most common misconceptions (the ``Likely cause: …`` lines of the
-  failure messages, counted once per submission).
+  (hardest first) and the most common misconceptions (each failed test's ``extra_data.cause``,
+  counted once per submission).
 * ``histogram.png``: the distribution of totals (matplotlib, Agg backend).
 """
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Sequence
 from autograder import contract, textsafe
 from autograder.results import one_line
 
-HINT_PREFIX = "Likely cause:"
 TOP_MISCONCEPTIONS = 15
 
 
@@ -63,7 +62,8 @@ def pass_rates(rows: Sequence) -> list[tuple[str, int, int]]:
 
 
 def misconceptions(rows: Sequence) -> list[tuple[str, str, int]]:
-    """``(exercise, hint, submissions)`` for the ``Likely cause:`` lines, most common first."""
+    """``(exercise, cause, submissions)`` for the failures' likely causes (each test's
+    ``extra_data.cause``, written by the grading plugin), most common first."""
     counts: Counter = Counter()
     for r in rows:
         hints = set()
@@ -71,10 +71,10 @@ def misconceptions(rows: Sequence) -> list[tuple[str, str, int]]:
             if t.get("status") == "passed":
                 continue
             tags = t.get("tags") or ["?"]
-            for line in str(t.get("output", "")).splitlines():
-                line = line.strip()
-                if line.startswith(HINT_PREFIX):
-                    hints.add((str(tags[0]), line[len(HINT_PREFIX):].strip()))
+            extra = t.get("extra_data")
+            cause = extra.get("cause") if isinstance(extra, dict) else None
+            if isinstance(cause, str) and cause.strip():
+                hints.add((str(tags[0]), cause.strip()))
         counts.update(hints)
     return [(ex, hint, n) for (ex, hint), n in
             sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1]))]
@@ -140,7 +140,7 @@ def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Ex
     lines.append("")
 
     lines += ["## Most common misconceptions", "",
-              "From the failure messages' `Likely cause:` lines; each counted once per submission.", ""]
+              "The likely causes the failures named; each counted once per submission.", ""]
     found_hints = misconceptions(rows)[:TOP_MISCONCEPTIONS]
     if found_hints:
         lines += ["| submissions | exercise | likely cause |", "|---|---|---|"]

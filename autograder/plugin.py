@@ -141,6 +141,7 @@ class GradingPlugin:
             result.passed, result.score = False, 0.0
             result.output = self.failure_text(item, call.excinfo)
             exc = call.excinfo.value if call.excinfo else None
+            result.cause = getattr(exc, "cause", None) or ""      # GradingFailure, StudentError
             if isinstance(exc, WorkerCrashed) and exc.kind == "died":
                 self.crashes[result.exercise] = self.crashes.get(result.exercise, 0) + 1
 

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 from autograder import textsafe
 
 TEST_OUTPUT_LIMIT = 8_000          # per test; Gradescope itself cuts at 100,000
+CAUSE_LIMIT = 500                  # a test's extra_data cause
 SUMMARY_LIMIT = 20_000
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "gradescope_results.schema.json"
 SCORE_DECIMALS = 4                 # every score the kit writes is a multiple of 10**-4
@@ -95,6 +96,7 @@ class TestResult:
     output: str = ""
     visibility: str = "after_published"
     number: str = ""
+    cause: str = ""                # the likely mistake a failure names ("" when none): extra_data
 
     @property
     def name(self) -> str:
@@ -107,6 +109,8 @@ class TestResult:
                  "tags": [self.exercise]}
         if self.number:
             entry["number"] = self.number
+        if self.cause:
+            entry["extra_data"] = {"cause": clip(self.cause, CAUSE_LIMIT)}
         return entry
 
 

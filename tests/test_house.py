@@ -371,3 +371,14 @@ def test_nothing_outside_the_sandbox_reaches_into_it():
     found = {str(p.relative_to(ROOT)): hits for p in sorted(KIT.rglob("*.py")) if sandbox not in p.parents
              if (hits := private_reach_ins(p.read_text(encoding="utf-8"), private))}
     assert not found, found
+
+
+def test_causes_are_written_in_one_place():
+    """Issue 19: a likely cause reaches a message only through ``checks.fail(message, cause)``
+    (which also makes it the result's ``extra_data.cause``), never typed into a message."""
+    suites = KIT / "suites"
+    typed = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(suites.rglob("*.py")) if p.name != "checks.py"
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if "Likely cause:" in line and not line.lstrip().startswith(('"""', "#"))
+             and i > 3]                                      # module docstrings may name it
+    assert not typed, typed

@@ -123,3 +123,22 @@ def test_outcome_json_round_trip_is_tolerant():
     assert (odd.exercise, odd.status, odd.score, odd.tests_total) == ("ex2", "graded", 0.0, 0)
     assert results.outcomes_from_json({"extra_data": {"exercises": "nope"}}) == {}
     assert results.outcomes_from_json({}) == {}
+
+
+def test_each_failure_names_its_cause_as_data(tmp_path):
+    """Issue 19: the likely cause is a field of the test's result (``extra_data.cause``), the
+    same text as the message's ``Likely cause:`` line; tests without one have neither."""
+    source = solution("ex1").replace("scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)",
+                                     "scores = Q @ K.transpose(-2, -1)")
+    assert source != solution("ex1")
+    run = grade_cli(write_submission(tmp_path / "sub", {"attention.py": source}), tmp_path, "--exercises", "ex1")
+    failed = [t for t in run.data["tests"] if t["status"] == "failed"]
+    assert failed
+    named = 0
+    for t in failed:
+        lines = [ln[len("Likely cause: "):] for ln in t["output"].splitlines() if ln.startswith("Likely cause: ")]
+        cause = (t.get("extra_data") or {}).get("cause")
+        assert lines == ([cause] if cause else []), (t["name"], t["output"], cause)
+        named += bool(cause)
+    assert named and any("d_k" in (t.get("extra_data") or {}).get("cause", "") for t in failed)
+    assert all("extra_data" not in t for t in run.data["tests"] if t["status"] == "passed")

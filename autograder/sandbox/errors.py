@@ -11,6 +11,7 @@ class StudentError(Exception):
     def __init__(self, message: str, info: dict | None = None):
         super().__init__(message)
         self.info = info or {}
+        self.cause: str | None = None      # the likely mistake, when the suites can name it
 
     @property
     def student_message(self) -> str:

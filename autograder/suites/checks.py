@@ -20,15 +20,21 @@ from autograder.sandbox.errors import ExerciseUnavailable, StudentError, WorkerC
 
 
 class GradingFailure(AssertionError):
-    """A check failed; the message is shown to the student as is."""
+    """A check failed; the message is shown to the student as is; ``cause`` (the likely
+    mistake, also on the message's last line) is data for the results' ``extra_data``."""
+
+    def __init__(self, message: str, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause or None
 
 
 CAUSE = "Likely cause: "
 
 
 def fail(message: str, cause: str | None = None) -> NoReturn:
-    """Fail the test; ``cause`` names the student's likely mistake on a line of its own."""
-    raise GradingFailure(message + (f"\n{CAUSE}{cause}" if cause else ""))
+    """Fail the test; ``cause`` names the student's likely mistake on a line of its own (the
+    one way a cause is written: never type ``Likely cause:`` into a message)."""
+    raise GradingFailure(message + (f"\n{CAUSE}{cause}" if cause else ""), cause)
 
 
 def shown(value: Any, limit: int = 400) -> str:
@@ -160,7 +166,7 @@ def expect_finite(value: Any, what: str, inputs: str, nan_hint: str = "") -> Non
     """No NaN or inf; ``nan_hint`` names the likely cause of NaN when the caller can tell."""
     arr = as_array(value, what)
     if np.isnan(arr).any():
-        fail(f"{what}: contains NaN (inputs: {inputs})" + (f"\nLikely cause: {nan_hint}" if nan_hint else ""))
+        fail(f"{what}: contains NaN (inputs: {inputs})", nan_hint or None)
     if np.isinf(arr).any():
         fail(f"{what}: contains inf (inputs: {inputs})")
 
@@ -181,7 +187,7 @@ def expect_close(actual: Any, expected: Any, what: str, *, inputs: str = "",
     if got.dtype.kind in "fc" and want.dtype.kind in "fc":
         nonfinite = ~np.isfinite(got) & np.isfinite(want)       # NaN/inf where a number is due
         if nonfinite.any():
-            fail(nonfinite_message(got, nonfinite, what) + where + _hint(got, mistakes, rtol, atol))
+            fail(nonfinite_message(got, nonfinite, what) + where, _hint(got, mistakes, rtol, atol))
     if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
         return
     diff = np.abs(got - want)
@@ -189,25 +195,24 @@ def expect_close(actual: Any, expected: Any, what: str, *, inputs: str = "",
     index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
     fail(f"{what}: values differ from the expected result{where}; largest difference "
          f"{float(diff.max()):.3g} at index {tuple(int(i) for i in index)} "
-         f"(tolerance {atol:g} + {rtol:g}·|expected|)" + _hint(got, mistakes, rtol, atol))
+         f"(tolerance {atol:g} + {rtol:g}·|expected|)", _hint(got, mistakes, rtol, atol))
 
 
-def _hint(got: np.ndarray, mistakes, rtol: float, atol: float) -> str:
+def _hint(got: np.ndarray, mistakes, rtol: float, atol: float) -> str | None:
     if mistakes is None:
-        return ""
+        return None
     candidates = mistakes() if callable(mistakes) else mistakes
-    hint = diagnose(got, candidates, rtol=max(rtol, 1e-4), atol=max(atol, 1e-5))
-    return f"\n{CAUSE}{hint}" if hint else ""
+    return diagnose(got, candidates, rtol=max(rtol, 1e-4), atol=max(atol, 1e-5)) or None
 
 
 def likely_cause(value: Any, mistakes: Candidates | Callable[[], Candidates] | None,
-                 rtol: float = 1e-4, atol: float = 1e-5) -> str:
-    """``"\nLikely cause: …"`` when ``value`` matches one of ``mistakes``, else ``""`` (for
-    checks that fail before a value comparison: sums, shapes, NaN)."""
+                 rtol: float = 1e-4, atol: float = 1e-5) -> str | None:
+    """The mistake ``value`` matches among ``mistakes``, else None: the ``cause`` of a check
+    that fails before a value comparison (sums, shapes, NaN)."""
     try:
         got = as_array(value, "value")
     except GradingFailure:
-        return ""
+        return None
     return _hint(got, mistakes, rtol, atol)
 
 

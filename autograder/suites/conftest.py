@@ -41,3 +41,4 @@ def _add_cause(exc: StudentError) -> None:
     cause = cause_of_error(str(info.get("type", "")), str(info.get("message", "")), info.get("where") or [])
     if cause:
         exc.args = (f"{exc.args[0]}\n{CAUSE}{cause}",)
+        exc.cause = cause

@@ -61,7 +61,7 @@ def expect_rows_sum_to_one(weights: Any, what: str, inputs: str, axis: int = -1,
     worst = float(np.max(np.abs(sums - 1.0))) if sums.size else 0.0
     if not math.isfinite(worst) or worst > 1e-5:
         checks.fail(f"{what}: do not sum to 1 along axis {axis} (largest deviation {worst:.3g}; "
-                    f"inputs: {inputs})" + checks.likely_cause(arr, mistakes))
+                    f"inputs: {inputs})", checks.likely_cause(arr, mistakes))
 
 
 def expect_masked_zero(weights: Any, mask_: np.ndarray, what: str, inputs: str) -> None:

@@ -58,9 +58,8 @@ def expect_matrix(info: dict, w: np.ndarray, what: str) -> None:
     if got.shape != w.shape:
         hint = mistakes.matrix_hint(info["matrix"], w)
         fail(f"{what}: the heatmap should show {n} rows (queries) × {m} columns (keys), "
-             f"but it shows {got.shape[0]} × {got.shape[1]}"
-             + (f"\nLikely cause: {hint}" if hint else
-                ("\nLikely cause: " + mistakes.TRANSPOSED if got.shape == (m, n) else "")))
+             f"but it shows {got.shape[0]} × {got.shape[1]}",
+             hint or (mistakes.TRANSPOSED if got.shape == (m, n) else None))
     if np.isnan(got).any():
         fail(f"{what}: some cells of the heatmap are empty (masked or NaN)")
     if np.allclose(got, w, rtol=1e-5, atol=ATOL):
@@ -70,8 +69,7 @@ def expect_matrix(info: dict, w: np.ndarray, what: str) -> None:
     r, c = np.unravel_index(int(np.argmax(diff)), diff.shape)
     fail(f"{what}: the heatmap ({n} × {m}) does not show the weights with query i as row i "
          f"(from the top) and key j as column j (from the left); largest difference "
-         f"{float(diff.max()):.3g} at displayed row {int(r)}, column {int(c)}"
-         + (f"\nLikely cause: {hint}" if hint else ""))
+         f"{float(diff.max()):.3g} at displayed row {int(r)}, column {int(c)}", hint or None)
 
 
 def _short(labels: Sequence[str], limit: int = 12) -> str:
@@ -90,8 +88,7 @@ def expect_ticks(info: dict, queries: Sequence[str], keys: Sequence[str], what: 
         hint = mistakes.tick_hint(got, want, other, axis)
         fail(f"{what}: the {axis} axis should have exactly one tick per {name} token "
              f"({len(want)} ticks), labelled with the {name} tokens in order {direction}; "
-             f"got {len(got)} tick labels {_short(got)}"
-             + (f"\nLikely cause: {hint}" if hint else ""))
+             f"got {len(got)} tick labels {_short(got)}", hint or None)
 
 
 def expect_axis_labels(info: dict, what: str) -> None:
@@ -99,8 +96,8 @@ def expect_axis_labels(info: dict, what: str) -> None:
     if "Key" not in xlabel or "Query" not in ylabel:
         swapped = "Query" in xlabel and "Key" in ylabel
         fail(f"{what}: the x label must contain \"Key\" and the y label \"Query\"; got "
-             f"x label {xlabel[:60]!r} and y label {ylabel[:60]!r}"
-             + ("\nLikely cause: the labels are swapped (keys are columns, along x)" if swapped else ""))
+             f"x label {xlabel[:60]!r} and y label {ylabel[:60]!r}",
+             "the labels are swapped (keys are columns, along x)" if swapped else None)
 
 
 def expect_clim(info: dict, what: str) -> None:
@@ -109,8 +106,8 @@ def expect_clim(info: dict, what: str) -> None:
         fail(f"{what}: the heatmap has no colour limits the grader can read; set vmin=0 and vmax=1")
     if not np.allclose(clim, [0.0, 1.0], rtol=0, atol=1e-9):
         fail(f"{what}: the colour limits should be exactly 0 and 1 (vmin=0, vmax=1), got "
-             f"{round(float(clim[0]), 4)} and {round(float(clim[1]), 4)}"
-             "\nLikely cause: without vmin/vmax matplotlib scales the colours to each "
+             f"{round(float(clim[0]), 4)} and {round(float(clim[1]), 4)}",
+             "without vmin/vmax matplotlib scales the colours to each "
              "matrix's own min and max, so heatmaps of different heads cannot be compared")
 
 

@@ -26,9 +26,9 @@ def _expect_top(got, w: np.ndarray, k: int, what: str) -> None:
         if not isinstance(row, list) or not all(isinstance(t, str) for t in row):
             fail(f"{what}: row {i} should be a list of {k} key tokens (strings), got "
                  f"{type(row).__name__}" + (" of " + ", ".join(sorted({type(t).__name__ for t in row}))
-                                            if isinstance(row, (list, tuple)) else "")
-                 + ("\nLikely cause: return the tokens key_tokens[j], not the indices j"
-                    if isinstance(row, (list, tuple)) and row and not isinstance(row[0], str) else ""))
+                                            if isinstance(row, (list, tuple)) else ""),
+                 "return the tokens key_tokens[j], not the indices j"
+                 if isinstance(row, (list, tuple)) and row and not isinstance(row[0], str) else None)
         if len(row) != k:
             fail(f"{what}: row {i} should hold k={k} tokens, got {len(row)}")
     if got == want:
@@ -36,7 +36,7 @@ def _expect_top(got, w: np.ndarray, k: int, what: str) -> None:
     wrong = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
     hint = mistakes.list_hint(got, mistakes.top_attended_mistakes(w, KEYS, k))
     fail(f"{what}: {len(wrong)} of {n} rows are wrong (first wrong row: {wrong[0]}, your answer "
-         f"{[str(t)[:20] for t in got[wrong[0]]]})" + (f"\nLikely cause: {hint}" if hint else ""))
+         f"{[str(t)[:20] for t in got[wrong[0]]]})", hint or None)
 
 
 @pytest.mark.points(1)

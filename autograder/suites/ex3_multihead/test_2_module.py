@@ -81,9 +81,9 @@ def test_value_error(student):
             kind = exc.info.get("type")
             if kind != "ValueError":
                 fail(f"{what} should raise ValueError ({d} is not divisible by {h}); it raised "
-                     f"{kind or 'an error'}"
-                     + ("\nLikely cause: use `raise ValueError(...)`, not assert (asserts can be "
-                        "switched off)" if kind == "AssertionError" else ""))
+                     f"{kind or 'an error'}",
+                     "use `raise ValueError(...)`, not assert (asserts can be switched off)"
+                     if kind == "AssertionError" else None)
         else:
             fail(f"{what} should raise ValueError ({d} is not divisible by {h}) but raised nothing",
                  cause='no check of d_model % num_heads in __init__: raise ValueError when it is not 0')

@@ -59,8 +59,7 @@ def expect_mask(value: Any, want: torch.Tensor, what: str, inputs: str,
         return
     wrong_count = int((mask != want).sum())
     hint = join_hints([h for h, m in (wrong or {}).items() if torch.equal(mask, m)])
-    checks.fail(f"{what}: {wrong_count} of {want.numel()} entries are wrong (inputs: {inputs})"
-                + (f"\nLikely cause: {hint}" if hint else ""))
+    checks.fail(f"{what}: {wrong_count} of {want.numel()} entries are wrong (inputs: {inputs})", hint or None)
 
 
 # Expected gradients come from the reference's analytic backward (checked against autograd in

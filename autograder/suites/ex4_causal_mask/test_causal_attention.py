@@ -85,7 +85,7 @@ def test_causal_attention_no_future_leak(student, k):
     diff = float((out1[:, :k] - out2[:, :k]).abs().max())
     if not diff <= 1e-10:
         checks.fail(f"output at positions < {k} changed by up to {diff:.3g} when only positions >= {k} "
-                    f"of x changed: information leaks from the future ({inputs})\nLikely cause: "
+                    f"of x changed: information leaks from the future ({inputs})",
                     "the causal mask is missing, inverted or applied after the softmax")
 
 

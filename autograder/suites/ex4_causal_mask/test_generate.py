@@ -63,21 +63,20 @@ def _check(student, support, seed, prompt, k, tie_period=None):
         if not (tuple(got.shape) == tuple(want.shape) and torch.equal(got.long(), want)) else None
     if hint is None and tie_period is not None:
         hint = TIE_HINT
-    suffix = f"\nLikely cause: {hint}" if hint else ""
     if tuple(got.shape) != tuple(want.shape):
         checks.fail(f"{NAME}(model, prompt, {k}): expected shape {tuple(want.shape)}, got "
-                    f"{tuple(got.shape)} (inputs: {inputs}){suffix}")
+                    f"{tuple(got.shape)} (inputs: {inputs})", hint)
     if got.dtype != prompt.dtype:
         checks.fail(f"{NAME}(model, prompt, {k}): expected dtype {prompt.dtype} (the prompt's), got {got.dtype}")
     if not torch.equal(got[:, :prompt.shape[1]], prompt):
         checks.fail(f"{NAME}(model, prompt, {k}): the first {prompt.shape[1]} columns must be the prompt "
-                    f"(inputs: {inputs}){suffix}")
+                    f"(inputs: {inputs})", hint)
     wrong = int((got != want).sum())
     if wrong:
         steps = (got != want).any(dim=0).nonzero()
         first = int(steps[0]) - prompt.shape[1] + 1 if len(steps) else 0
         checks.fail(f"{NAME}(model, prompt, {k}): {wrong} of {want.numel()} tokens differ from greedy "
-                    f"decoding, first at generation step {first} (inputs: {inputs}){suffix}")
+                    f"decoding, first at generation step {first} (inputs: {inputs})", hint)
 
 
 @pytest.mark.points(3)

@@ -87,5 +87,5 @@ def test_relative_positions(student, support, k):
         worst = float(diff.nan_to_num(float("inf")).max())
         checks.fail(f"shifting every position by k={k}: PE[p + {k}] is not the block-diagonal rotation "
                     f"M_{k} (one 2×2 rotation by {k}·ω_i per column pair (2i, 2i+1)) applied to PE[p]; "
-                    f"largest difference {worst:.3g}"
-                    + checks.likely_cause(pe, lambda: mistakes.sinusoidal(max_len, d_model, torch.float64)))
+                    f"largest difference {worst:.3g}",
+                    checks.likely_cause(pe, lambda: mistakes.sinusoidal(max_len, d_model, torch.float64)))
