@@ -6,7 +6,7 @@ workers are then forked from a process that holds no reference code and has no t
 thread pool running (see ``autograder.sandbox.forkserver.shared``).
 
 The isolation level is probed here too, once, before any test can monkeypatch what the probe
-uses (``limits.unshare``): the probe's answer is cached for the whole process.
+uses (``mounts.unshare``): the probe's answer is cached for the whole process.
 """
 from autograder.sandbox import forkserver, levels
 

@@ -145,8 +145,8 @@ def test_batch_neighbours_are_out_of_reach(tmp_path, class_folder):
     (export / "submission_metadata.yml").write_text(METADATA)
     for path in [export, *export.rglob("*")]:  # readable by any user, as a TA's export often is
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    from autograder.sandbox import limits
-    limits.ensure_user(WORKER_USER)
+    from autograder.sandbox import users
+    users.ensure_user(WORKER_USER)
     targets = [export / "submission_metadata.yml", export / "submission_101" / "attention.py"]
     assert jobs.readable_by(WORKER_USER, targets) == [str(t) for t in targets]   # without hiding: open
     out = tmp_path / "out" / "grades.csv"
@@ -167,8 +167,8 @@ def test_batch_neighbours_are_out_of_reach(tmp_path, class_folder):
 
 
 def test_readable_by_probe(class_folder):
-    from autograder.sandbox import limits
-    limits.ensure_user(WORKER_USER)
+    from autograder.sandbox import users
+    users.ensure_user(WORKER_USER)
     open_dir, closed_dir = class_folder / "open", class_folder / "closed"
     open_dir.mkdir()
     closed_dir.mkdir()

@@ -218,8 +218,8 @@ def user_level_kit():
 
 
 def _worker_uid() -> int:
-    from autograder.sandbox import limits
-    return limits.ensure_user(WORKER_USER)[0]
+    from autograder.sandbox import users
+    return users.ensure_user(WORKER_USER)[0]
 
 
 def _level(name: str, request: pytest.FixtureRequest) -> Level:

@@ -32,14 +32,13 @@ import platform
 import shutil
 import sys
 
-from autograder.sandbox import limits
+from autograder.sandbox import mounts
+from autograder.sandbox.limits import libc as load_libc
 
 SYSTEM = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/local/lib",
           "/usr/share/zoneinfo", "/usr/share/fonts")     # fonts: matplotlib's cache may list them
 DEVICES = ("null", "zero", "random", "urandom")
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
-_MS_REMOUNT = 32
-_MNT_DETACH = 2
 
 
 def _inside(folder: str, path: str) -> bool:
@@ -52,7 +51,7 @@ def import_paths(protected: list[str]) -> list[str]:
     checkout, a hidden results folder); outermost only. Real paths."""
     from autograder.sandbox.harden import import_roots
     roots = import_roots()
-    entries = {p for p in limits.interpreter_paths() if os.path.isdir(p) or os.path.isfile(p)}
+    entries = {p for p in mounts.interpreter_paths() if os.path.isdir(p) or os.path.isfile(p)}
     entries -= {sys.prefix, sys.base_prefix} - roots        # prefixes: only what imports need
     entries = {p for p in entries if p in roots or
                not any(_inside(p, h) or _inside(h, p) for h in protected)}
@@ -83,7 +82,7 @@ def cover(path: str, keep: list[str], prefix: str = "", top: bool = True) -> lis
     if not top and os.path.islink(here) and not any(_inside(path, k) for k in keep):
         return []
     if not any(_inside(path, k) for k in keep):
-        limits.hide_folders([here])
+        mounts.hide_folders([here])
         return [path]
     covered = []
     try:
@@ -109,11 +108,11 @@ def hide_except_imports(protected: list[str]) -> list[str]:
 def build(new_root: str, protected: list[str], home: str, uid: int, gid: int, user: str,
           scratch_mb: int, share: list[str] = ()) -> None:
     """Fill ``new_root`` (an empty folder, made a tmpfs here) with the allowlist."""
-    limits.mount_tmpfs(new_root, "size=16m,mode=0755")
+    mounts.mount_tmpfs(new_root, "size=16m,mode=0755")
     target = lambda path: new_root + path                      # noqa: E731
     for folder, mode in (("/tmp", 0o1777), ("/dev/shm", 0o1777)):
         os.makedirs(target(folder), exist_ok=True)
-        limits.mount_tmpfs(target(folder), f"size={scratch_mb}m,mode={mode:o}")
+        mounts.mount_tmpfs(target(folder), f"size={scratch_mb}m,mode={mode:o}")
     for path in [p for p in SYSTEM if os.path.lexists(p)]:
         if os.path.islink(path):
             os.makedirs(os.path.dirname(target(path)), exist_ok=True)
@@ -144,9 +143,9 @@ def enter(new_root: str) -> str:
     """Make ``new_root`` the root of this mount namespace; "pivot_root" or "chroot"."""
     os.chdir(new_root)
     number = _SYS_PIVOT_ROOT.get(platform.machine())
-    libc = limits.libc()
+    libc = load_libc()
     if number is not None and libc.syscall(number, b".", b".") == 0:
-        libc.umount2(b".", _MNT_DETACH)                        # the old root, stacked below
+        libc.umount2(b".", mounts.MNT_DETACH)                        # the old root, stacked below
         os.chdir("/")
         return "pivot_root"
     os.chroot(".")
@@ -161,9 +160,9 @@ def _bind(source: str, dest: str, read_only: bool = True) -> None:
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         if not os.path.exists(dest):
             os.close(os.open(dest, os.O_CREAT | os.O_WRONLY, 0o644))
-    limits.bind(source, dest)
+    mounts.bind(source, dest)
     if read_only:
-        limits.bind(source, dest, remount_flags=_MS_REMOUNT | limits.MS_RDONLY | limits.MS_NOSUID)
+        mounts.bind(source, dest, remount_flags=mounts.MS_REMOUNT | mounts.MS_RDONLY | mounts.MS_NOSUID)
 
 
 def _minimal_etc(etc: str, uid: int, gid: int, user: str) -> None:

@@ -57,9 +57,9 @@ def private_mqueue(path: str = MQUEUE) -> bool:
     private mount namespace): the machine's queues are then out of sight. False otherwise."""
     if not os.path.isdir(path) or os.path.islink(path):
         return False
-    from autograder.sandbox import limits
+    from autograder.sandbox import mounts
     try:
-        limits._mount("mqueue", path, "mqueue", limits.MS_NOSUID | limits.MS_NODEV | limits.MS_NOEXEC, None)
+        mounts.mount("mqueue", path, "mqueue", mounts.MS_NOSUID | mounts.MS_NODEV | mounts.MS_NOEXEC, None)
         return True
     except OSError:
         return False

@@ -28,7 +28,7 @@ from typing import Callable, ClassVar
 
 # Worker-side modules are imported HERE, at module level: the worker uses them after it has
 # entered its own root, where the kit's files are no longer visible (no lazy imports there).
-from autograder.sandbox import ipc, levels, limits, namespaces, netfilter, wire
+from autograder.sandbox import ipc, levels, lifetime, limits, namespaces, netfilter, users, wire
 
 
 class Level:
@@ -47,7 +47,7 @@ class Level:
         """The worker user's ids (made if missing), or {} when the worker keeps our user."""
         if not self.worker_user:
             return {}
-        uid, gid = limits.ensure_user(config.user)
+        uid, gid = users.ensure_user(config.user)
         return {"uid": uid, "gid": gid}
 
     def prepare_home(self, home: str, ids: dict) -> None:
@@ -89,7 +89,7 @@ class Level:
 
     def drop_user(self, config: dict) -> None:
         if self.worker_user:
-            limits.drop_privileges(config["uid"], config["gid"])
+            users.drop_privileges(config["uid"], config["gid"])
 
     def rlimits(self, cfg: limits.SandboxConfig) -> None:
         limits.apply_rlimits(cfg, count_processes=self.worker_user)   # per-uid count: our own user only
@@ -131,9 +131,9 @@ class UserLevel(Level):
         scratch folders. (Parallel graders use different worker users.)"""
         if not ids or ids["uid"] == 0:
             return
-        limits.kill_all_of_user(ids["uid"], ids["gid"])
+        lifetime.kill_all_of_user(ids["uid"], ids["gid"])
         ipc.sweep_user(ids["uid"])
-        limits.remove_user_files(ids["uid"])
+        users.remove_user_files(ids["uid"])
 
     def neighbour_note(self, submissions: Path, closed: dict, readable: Callable[[], list[str]]) -> str | None:
         if closed:
@@ -161,7 +161,7 @@ class NamespacesLevel(Level):
 
     def sweep(self, ids: dict, namespace: str | None) -> None:
         if ids:
-            limits.kill_user_processes(ids["uid"], namespace)
+            lifetime.kill_user_processes(ids["uid"], namespace)
 
     def neighbour_note(self, submissions: Path, closed: dict, readable: Callable[[], list[str]]) -> str | None:
         return (f"neighbours hidden: {submissions} and the output folder are hidden from every worker "

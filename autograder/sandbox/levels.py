@@ -128,19 +128,20 @@ def announce(level: str, why: str) -> None:
 def _probe_namespaces() -> str | None:
     """None if a child can make private mount/network/pid/IPC namespaces and mount a tmpfs in
     them; otherwise why not (e.g. "unshare: Operation not permitted")."""
-    from autograder.sandbox import limits
+    from autograder.sandbox import mounts
     from autograder.sandbox.ipc import CLONE_NEWIPC
+    from autograder.sandbox.limits import libc
 
-    limits.libc()                               # loaded before the fork
+    libc()                                      # loaded before the fork
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:                                # the probe: report and leave, nothing else
         os.close(read_end)
         message = b"OK"
         try:
-            limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID | CLONE_NEWIPC)
-            limits.make_mounts_private()
-            limits.mount_tmpfs("/tmp", "size=4k,mode=0700")
+            mounts.unshare(mounts.CLONE_NEWNS | mounts.CLONE_NEWNET | mounts.CLONE_NEWPID | CLONE_NEWIPC)
+            mounts.make_mounts_private()
+            mounts.mount_tmpfs("/tmp", "size=4k,mode=0700")
         except BaseException as exc:            # noqa: BLE001 - the reason is the answer
             message = str(exc).encode()[:500] or type(exc).__name__.encode()
         os.write(write_end, message)

@@ -263,3 +263,53 @@ def die_with_batch() -> None:
         return
     if _prctl(PR_SET_PDEATHSIG, signal.SIGTERM) and os.getppid() != int(batch):
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+
+# --------------------------------------------------------------------------- a worker user's processes
+
+def pid_namespace(pid: int) -> str | None:
+    """The pid namespace of ``pid`` (e.g. ``"pid:[4026532291]"``), or None if it is gone."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def kill_all_of_user(uid: int, gid: int) -> None:
+    """SIGKILL every process of ``uid`` (user level: no namespace to kill instead).
+
+    A helper forked for this drops to ``uid`` (privately: :mod:`autograder.sandbox.asuser`)
+    and calls ``kill(-1, SIGKILL)``: the kernel
+    then signals every process of that user in one pass, so a fork bomb cannot outrun a
+    /proc scan. Parallel graders use different worker users; theirs are not touched."""
+    if uid == 0:
+        raise ValueError("refusing to kill every process of root")
+    from autograder.sandbox.asuser import run_as_user
+
+    def kill_everything() -> bytes:
+        for _ in range(3):
+            try:
+                os.kill(-1, 9)
+            except ProcessLookupError:
+                break
+        return b""
+
+    run_as_user(uid, gid, kill_everything)
+
+
+def kill_user_processes(uid: int, namespace: str | None) -> None:
+    """SIGKILL every process owned by ``uid`` inside one worker's pid namespace (escapees
+    from the worker's session). Only that namespace: other workers of the same user (a
+    parallel ``batch``, another grader on the machine) are not ours to kill. No namespace
+    known means the worker's namespace is already gone, and everything in it with it."""
+    if namespace is None:
+        return
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid and pid_namespace(int(entry)) == namespace:
+                os.kill(int(entry), 9)
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue

@@ -1,11 +1,10 @@
-"""Locking the worker down: unprivileged user, namespaces, hidden folders, rlimits.
+"""The sandbox's configuration (:class:`SandboxConfig` and the constants the front ends
+import) and the last steps of locking a worker down: rlimits and a scrubbed environment.
 
-Everything here runs in the freshly forked worker before any student code, in this order
-(which steps run depends on the isolation level, see levels.py):
-
-    new session -> [namespaces] new mount + network + pid namespaces, private /tmp and
-    /dev/shm, hide kit folders, fresh /proc -> [namespaces, user] drop to the unprivileged
-    user, [user] seccomp network filter -> rlimits -> environment
+A worker is locked down in this order (which steps run depends on the isolation level,
+``isolation.py``): new session -> [namespaces] mounts and namespaces (``mounts.py``,
+``namespaces.py``) -> [namespaces, user] drop to the worker user (``users.py``), [user]
+seccomp filters -> rlimits -> environment (here).
 
 Memory is capped with ``RLIMIT_DATA`` (private writable memory), not ``RLIMIT_AS``: torch
 reserves far more address space than it uses, so ``RLIMIT_AS`` breaks it.
@@ -15,14 +14,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-import subprocess
-import sys
 from dataclasses import dataclass, field
-
-CLONE_NEWNS = 0x00020000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 4096, 16384, 1 << 18
 
 # Defined once here; batch.py, cli.py and check.py import them. This module must stay
 # importable anywhere (Windows, macOS, no torch): POSIX-only modules (pwd, resource, libc)
@@ -73,155 +65,7 @@ class SandboxConfig:
         return sorted({*self.hide, self.metadata_path} - {""})
 
 
-# --------------------------------------------------------------------------- user
-
-def ensure_user(name: str = WORKER_USER) -> tuple[int, int]:
-    """The worker user's (uid, gid), creating a locked system account on demand."""
-    import pwd
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
-                        "--shell", "/usr/sbin/nologin", name],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        entry = pwd.getpwnam(name)
-    return entry.pw_uid, entry.pw_gid
-
-
-# --------------------------------------------------------------------------- namespaces
-
-def make_mounts_private() -> None:
-    _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
-
-
-def unshare(flags: int) -> None:
-    if libc().unshare(flags) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"unshare failed: {os.strerror(err)}")
-
-
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
-    rc = libc().mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
-                     ctypes.c_ulong(flags), data.encode() if data else None)
-    if rc != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount {target}: {os.strerror(err)}")
-
-
-def interpreter_paths() -> set[str]:
-    """Where the worker may import from: the interpreter's prefixes and ``sys.path``.
-
-    Only real absolute paths: ``sys.path`` also holds path-hook markers (an editable
-    install's "__editable__…__path_hook__") and entries that do not exist."""
-    return {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *sys.path)
-            if p and os.path.isabs(p) and os.path.exists(p)}
-
-
-def private_scratch(size_mb: int, keep: set[str]) -> None:
-    """Give the worker its own size-capped ``/tmp`` and ``/dev/shm`` (tmpfs, private mount
-    namespace): what it writes there is capped, invisible to others and freed with it.
-
-    Paths in ``keep`` that lay under them (an interpreter or a checkout in ``/tmp``) are
-    bound back from the covered folder, reached through a descriptor opened before."""
-    for folder in ("/tmp", "/dev/shm"):
-        if not os.path.isdir(folder) or os.path.islink(folder):
-            continue
-        inside = sorted(p for p in keep if p.startswith(folder + "/"))
-        old = os.open(folder, os.O_PATH | os.O_DIRECTORY)
-        try:
-            mount_tmpfs(folder, f"size={size_mb}m,mode=1777")
-            for path in inside:
-                source = f"/proc/self/fd/{old}/{path[len(folder) + 1:]}"
-                if os.path.isdir(source):
-                    os.makedirs(path, 0o755, exist_ok=True)
-                else:
-                    os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
-                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
-                _mount(source, path, None, MS_BIND | MS_REC, None)
-        finally:
-            os.close(old)
-
-
-def fresh_proc() -> bool:
-    """Mount a /proc that shows only this pid namespace (run as its pid 1). False if the
-    platform refuses (the worker then still sees the machine's process list)."""
-    try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
-        return True
-    except OSError:
-        return False
-
-
-def expose_interpreter(stash_root: str) -> None:
-    """Let the worker user reach the interpreter's files where an ancestor folder blocks it.
-
-    E.g. a Python under ``/root/.pyenv`` with ``/root`` at mode 0700: lazy imports of the
-    standard library would fail for the worker user, a false failure for the student. In the
-    private mount namespace, the blocking folder is covered with a traversable tmpfs into
-    which only the needed child is bind-mounted back. The real file system is untouched.
-    """
-    needed = interpreter_paths()
-    blocked: dict[str, set[str]] = {}
-    for path in needed:
-        parts = path.strip("/").split("/")
-        for depth in range(1, len(parts)):
-            folder = "/" + "/".join(parts[:depth])
-            if not os.stat(folder).st_mode & 0o001:
-                blocked.setdefault(folder, set()).add(parts[depth])
-    # Outermost first: a blocked folder inside another is reached through the bind mount
-    # that the outer one's step puts back, and is then covered in turn.
-    for n, (folder, children) in enumerate(sorted(blocked.items(), key=lambda kv: kv[0].count("/"))):
-        stash = os.path.join(stash_root, f".expose{n}")
-        os.mkdir(stash, 0o700)
-        _mount(folder, stash, None, MS_BIND | MS_REC, None)
-        _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0711")
-        for child in sorted(children):
-            source, target = os.path.join(stash, child), os.path.join(folder, child)
-            if os.path.isdir(source):
-                os.mkdir(target)
-            else:                                      # e.g. a zip on sys.path
-                os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-            _mount(source, target, None, MS_BIND | MS_REC, None)
-        libc().umount2(stash.encode(), 2)               # MNT_DETACH
-        os.rmdir(stash)
-
-
-def bind(source: str, target: str, remount_flags: int | None = None) -> None:
-    """Bind ``source`` onto ``target`` (with its submounts); or, given ``remount_flags``
-    (e.g. MS_REMOUNT | MS_RDONLY), change the flags of that bind mount."""
-    if remount_flags is None:
-        _mount(source, target, None, MS_BIND | MS_REC, None)
-    else:
-        _mount("none", target, None, MS_BIND | remount_flags, None)
-
-
-def unmount(target: str) -> None:
-    """Detach whatever is mounted on ``target`` (errors ignored)."""
-    libc().umount2(target.encode(), 2)                   # MNT_DETACH
-
-
-def mount_tmpfs(target: str, options: str) -> None:
-    """A fresh tmpfs on ``target`` (private mount namespace only)."""
-    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
-
-
-def hide_folders(paths: list[str]) -> None:
-    """In a private mount namespace, cover each folder with an empty read-only tmpfs."""
-    for path in paths:
-        if os.path.isdir(path):
-            _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
-        elif os.path.exists(path):
-            _mount("/dev/null", path, None, MS_BIND, None)
-
-
-# --------------------------------------------------------------------------- privileges and limits
-
-def drop_privileges(uid: int, gid: int) -> None:
-    os.setgroups([])
-    os.setresgid(gid, gid, gid)
-    os.setresuid(uid, uid, uid)
-    if os.geteuid() == 0 or os.getuid() == 0:
-        raise OSError("could not drop root privileges")
+# --------------------------------------------------------------------------- limits and environment
 
 
 def apply_rlimits(config: SandboxConfig, count_processes: bool = False) -> None:
@@ -289,74 +133,3 @@ def worker_environment(home: str) -> dict[str, str]:
     return env
 
 
-def pid_namespace(pid: int) -> str | None:
-    """The pid namespace of ``pid`` (e.g. ``"pid:[4026532291]"``), or None if it is gone."""
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return None
-
-
-def kill_all_of_user(uid: int, gid: int) -> None:
-    """SIGKILL every process of ``uid`` (user level: no namespace to kill instead).
-
-    A helper forked for this drops to ``uid`` (privately: :mod:`autograder.sandbox.asuser`)
-    and calls ``kill(-1, SIGKILL)``: the kernel
-    then signals every process of that user in one pass, so a fork bomb cannot outrun a
-    /proc scan. Parallel graders use different worker users; theirs are not touched."""
-    if uid == 0:
-        raise ValueError("refusing to kill every process of root")
-    from autograder.sandbox.asuser import run_as_user
-
-    def kill_everything() -> bytes:
-        for _ in range(3):
-            try:
-                os.kill(-1, 9)
-            except ProcessLookupError:
-                break
-        return b""
-
-    run_as_user(uid, gid, kill_everything)
-
-
-def remove_user_files(uid: int, folders: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")) -> list[str]:
-    """Delete what ``uid`` left at the top of the shared scratch folders (user level);
-    the paths removed. Symbolic links are removed, never followed."""
-    import shutil
-    removed = []
-    for folder in folders:
-        try:
-            entries = os.listdir(folder)
-        except OSError:
-            continue
-        for name in entries:
-            path = os.path.join(folder, name)
-            try:
-                info = os.lstat(path)
-                if info.st_uid != uid:
-                    continue
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    os.unlink(path)
-                removed.append(path)
-            except OSError:
-                continue
-    return removed
-
-
-def kill_user_processes(uid: int, namespace: str | None) -> None:
-    """SIGKILL every process owned by ``uid`` inside one worker's pid namespace (escapees
-    from the worker's session). Only that namespace: other workers of the same user (a
-    parallel ``batch``, another grader on the machine) are not ours to kill. No namespace
-    known means the worker's namespace is already gone, and everything in it with it."""
-    if namespace is None:
-        return
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{entry}").st_uid == uid and pid_namespace(int(entry)) == namespace:
-                os.kill(int(entry), 9)
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue

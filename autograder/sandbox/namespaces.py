@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import socket
 
-from autograder.sandbox import allowlist, ipc, limits, wire
+from autograder.sandbox import allowlist, ipc, limits, mounts, wire
 
 
 def enter(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> tuple[str, bool]:
@@ -17,8 +17,8 @@ def enter(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> tuple
     mounts instead. Returns in B, pid 1 of the new pid namespace with a /proc of its own
     ("pivot_root", "chroot" or "hidden": how the root was made; and whether the IPC
     namespace could be capped); A stays behind, reports B's pid and exits with B's status."""
-    limits.unshare(limits.CLONE_NEWNS | limits.CLONE_NEWNET | limits.CLONE_NEWPID | ipc.CLONE_NEWIPC)
-    limits.make_mounts_private()
+    mounts.unshare(mounts.CLONE_NEWNS | mounts.CLONE_NEWNET | mounts.CLONE_NEWPID | ipc.CLONE_NEWIPC)
+    mounts.make_mounts_private()
     ipc_bounded = ipc.bound_namespace(cfg.private_tmp_mb)      # /proc/sys may be read-only here
     home, protected = config["home"], cfg.protected_paths()
     try:
@@ -26,13 +26,13 @@ def enter(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> tuple
                         cfg.share)
         how = allowlist.enter(home)
     except OSError:
-        limits.unmount(home)
+        mounts.unmount(home)
         how = "hidden"
-        limits.private_scratch(cfg.private_tmp_mb, limits.interpreter_paths())
+        mounts.private_scratch(cfg.private_tmp_mb, mounts.interpreter_paths())
         if not os.path.isdir(home):                      # it was in the covered /tmp
             os.makedirs(home, 0o700)
             os.chown(home, config["uid"], config["gid"])
-        limits.expose_interpreter(home)
+        mounts.expose_interpreter(home)
         allowlist.hide_except_imports(protected)
         ipc.private_mqueue()
     read_end, write_end = os.pipe()
@@ -48,6 +48,6 @@ def enter(sock: socket.socket, cfg: limits.SandboxConfig, config: dict) -> tuple
     os.close(write_end)
     os.read(read_end, 1)                                 # until A has reported our pid
     os.close(read_end)
-    if limits.fresh_proc() and not ipc_bounded:
+    if mounts.fresh_proc() and not ipc_bounded:
         ipc_bounded = ipc.bound_namespace(cfg.private_tmp_mb)  # through our own /proc, then
     return how, ipc_bounded

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from autograder.sandbox import forkserver as zygote
-from autograder.sandbox import isolation, levels, limits, wire
+from autograder.sandbox import isolation, levels, lifetime, limits, wire
 from autograder.sandbox.errors import ExerciseUnavailable, SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 from autograder.sandbox.worker import Server
@@ -83,7 +83,7 @@ class WorkerProcess:
             hello, _ = self.request({}, [], timeout=30.0, expect_hello=True)
             self.pid = hello["pid"]
             if level.network_isolated:       # namespaces: its own pid namespace too
-                self.namespace = limits.pid_namespace(self.pid)
+                self.namespace = lifetime.pid_namespace(self.pid)
             ready, _ = self.request({}, [], timeout=30.0, expect_hello=True)   # {"ready": true, ...}
             self.network_blocked = bool(ready.get("network_blocked"))
             self.root = str(ready.get("root", ""))   # namespaces: "pivot_root" | "chroot" | "hidden"
