@@ -107,7 +107,9 @@ def test_hanging_forward_is_waited_for_once(tmp_path):
     outputs = run.outputs("ex3")
     timed_out = [o for o in outputs if "did not finish within 1 s" in o]
     not_again = [o for o in outputs if "did not finish in an earlier test" in o]
-    assert 1 <= len(timed_out) <= 3, timed_out          # one per distinct way of calling forward
+    # one per distinct way of calling forward: directly, and through each kind of support
+    # probe (modules' gradients, probes' inputs-of-each-kind and meta-device calls)
+    assert 1 <= len(timed_out) <= 6, timed_out
     assert len(not_again) >= 5, outputs
     assert any("MultiHeadAttention" in o for o in not_again)
     fate = run.fates["ex3"]

@@ -167,14 +167,13 @@ def test_exercise_names_are_forgiving():
 
 def test_check_never_needs_root_or_a_worker_user(tmp_path, monkeypatch):
     """The non-root code path: no user is created, no namespace entered, even when run as root."""
-    from autograder.sandbox import limits, session
+    from autograder.sandbox import mounts, users
 
     def refuse(*_a, **_k):
         raise AssertionError("check must not create users or enter namespaces")
 
-    monkeypatch.setattr(limits, "ensure_user", refuse)
-    monkeypatch.setattr(session.limits, "ensure_user", refuse)
-    monkeypatch.setattr(limits, "unshare", refuse)
+    monkeypatch.setattr(users, "ensure_user", refuse)
+    monkeypatch.setattr(mounts, "unshare", refuse)
     folder = tmp_path / "mine" / "ex4_causal_mask"
     folder.mkdir(parents=True)
     shutil.copy(SOLUTIONS / "ex4_causal_mask" / "causal.py", folder / "causal.py")

@@ -241,7 +241,8 @@ def secret_lines(submission_lines: set[str]) -> set[str]:
     hidden = [p for p in suites.rglob("test_*.py") if "public" not in p.parts]
     public = [p for p in suites.rglob("test_*.py") if "public" in p.parts]
     secrets = _lines(hidden) | _lines(REFERENCE.glob("*.py"))
-    allowed = _lines(public) | submission_lines
+    support = (ROOT / "autograder" / "support").glob("*.py")      # the worker imports it: readable by design
+    allowed = _lines(public) | _lines(support) | submission_lines
     return {ln for ln in secrets - allowed if len(ln) > 30}
 
 

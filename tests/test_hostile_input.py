@@ -50,10 +50,10 @@ class Run:
         return [t for t in self.data["tests"] if results.exercise_of_result(t) == ex]
 
     def score(self, ex: str) -> float:
-        return sum(float(t["score"]) for t in self.tests(ex))
+        return round(sum(float(t["score"]) for t in self.tests(ex)), 4)     # 4-decimal scores
 
     def max_score(self, ex: str) -> float:
-        return sum(float(t["max_score"]) for t in self.tests(ex))
+        return round(sum(float(t["max_score"]) for t in self.tests(ex)), 4)
 
     def outputs(self, ex: str) -> str:
         return "\n".join(str(t.get("output", "")) for t in self.tests(ex))

@@ -122,8 +122,10 @@ def test_namespaces_worker_sees_only_its_root_or_nothing_of_the_kit(monkeypatch,
         probe = StudentModules(box, ["probe"]).probe
         assert probe.entries(str(ROOT / "autograder")) in (None, [])   # absent, or an empty cover
         assert box.level == "namespaces" and box.worker_root == ("pivot_root" if own_root else "hidden")
-        if own_root:        # only what imports need: here the venv and pytest's sys.path entry
-            assert set(probe.entries(str(ROOT))) <= {".venv", "tests"}
+        if own_root:        # only what imports need: the venv and this process's sys.path entries
+            on_path = {Path(p).resolve().relative_to(ROOT).parts[0] for p in sys.path
+                       if p and Path(p).resolve().is_relative_to(ROOT) and Path(p).resolve() != ROOT}
+            assert set(probe.entries(str(ROOT))) <= {".venv", "tests"} | on_path
             assert probe.entries("/etc") == ["group", "ld.so.cache", "localtime", "passwd"]
             assert probe.entries("/home") is None and probe.entries("/usr/bin") is None
         else:

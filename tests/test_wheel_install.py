@@ -26,7 +26,7 @@ from autograder import contract
 from autograder.packaging.build import BuildContext, build
 
 ROOT = Path(__file__).resolve().parents[1]
-FULL = sum(ex.points for ex in contract.EXERCISES)
+FULL = sum(ex.points for ex in contract.DEFAULT)        # `grade` without --exercises
 pytestmark = pytest.mark.slow
 
 
@@ -44,6 +44,8 @@ def test_package_data_covers_every_file_the_kit_reads():
     for path in (ROOT / "autograder").rglob("*"):
         rel = path.relative_to(ROOT / "autograder").as_posix()
         if path.is_dir() or path.suffix in (".py", ".pyc") or "__pycache__" in rel:
+            continue
+        if rel == "SEED_SECRET":            # a checkout's own secret (git-ignored); a build writes its own
             continue
         if not any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, p.removeprefix("**/")) for p in patterns):
             missed.append(rel)

@@ -94,7 +94,7 @@ def export(ctx) -> list[Path]:
     from autograder.packaging.gradescope import plan
 
     build = plan(ctx.root, ctx.exercises, ctx.points, getattr(ctx, "torch_index", ""),
-                 getattr(ctx, "torch_find_links", ""))
+                 getattr(ctx, "torch_find_links", ""), getattr(ctx, "seed_secret", "") or None)
     kit = {name: value for name, value in build.entries.items()
            if re.match(r"(autograder|reference)/", name)}
     if "autograder/suites/pytest.ini" not in kit:

@@ -25,6 +25,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 
 from autograder.sandbox import isolation, lifetime, limits, wire
@@ -234,6 +235,7 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
     os.chdir(config["home"])
     limits.scrub_environment()                           # the grader's, also from memory
     os.environ.update(limits.worker_environment(config["home"]))
+    tempfile.tempdir = None                 # the grader's (cached before the fork): the worker's TMPDIR
     level.rlimits(cfg)
     filtered = level.filter_syscalls(ipc_bounded)
     network_blocked = level.network_isolated or filtered

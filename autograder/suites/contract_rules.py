@@ -55,6 +55,9 @@ def expect_inputs_unchanged(support: Any, fn: Any, what: str, args: list, names:
     if report.get("nonfinite"):
         checks.fail(f"{what} returned NaN or inf for finite inputs ({KIND_TEXT[kind]}): this rule is "
                     "judged on a call that works")
+    if tokens is None and not report.get("useful", True):
+        checks.fail(f"{what} returned no number, array, tensor or figure ({KIND_TEXT[kind]}): this rule is "
+                    "judged on a call that works")
     if tokens is not None and (not report["strings"] or not set(report["strings"]) <= set(tokens)):
         checks.fail(f"{what} returned strings other than the given tokens ({KIND_TEXT[kind]}): this rule "
                     "is judged on a call that works")

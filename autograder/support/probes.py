@@ -87,6 +87,21 @@ def _nonfinite(value: Any, depth: int = 0) -> bool:
     return False
 
 
+def _useful(value: Any, depth: int = 0) -> bool:
+    """Whether a result holds something a function of the contract returns: a number, an
+    array or tensor, or a matplotlib drawing (within tuples, lists and dicts, 3 levels deep)."""
+    if isinstance(value, (bool, int, float, np.ndarray, torch.Tensor)) or hasattr(value, "get_images") \
+            or hasattr(value, "savefig"):
+        return True
+    if depth >= 3:
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(_useful(v, depth + 1) for v in value[:64])
+    if isinstance(value, dict):
+        return any(_useful(v, depth + 1) for v in list(value.values())[:64])
+    return False
+
+
 def _strings(value: Any, depth: int = 0) -> list[str]:
     """The strings in nested lists/tuples (a list of token lists), at most 200 of 64 chars."""
     if isinstance(value, str):
@@ -107,7 +122,8 @@ def call_unchanged(fn: Callable, args: list, kwargs: dict | None = None, kind: s
 
     Returns ``{"changes": [per positional argument: its largest absolute change, 0.0 when
     untouched], "error": None or {"type", "message"}, "nonfinite": whether the result holds
-    NaN or inf, "strings": the (up to 200) strings in a result of nested lists}``. For ``"shared"`` both the tensor and the NumPy array it shares memory
+    NaN or inf, "strings": the (up to 200) strings in a result of nested lists, "useful":
+    whether it holds a number, array, tensor or drawing at all}``. For ``"shared"`` both the tensor and the NumPy array it shares memory
     with are compared. ``NotImplementedError`` propagates (the stub's message).
     """
     if kind not in KINDS:
@@ -118,16 +134,16 @@ def call_unchanged(fn: Callable, args: list, kwargs: dict | None = None, kind: s
     for i in which:
         args[i], objects = _as_kind(args[i], kind)
         watched[i] = [(obj, _snapshot(obj)) for obj in objects]
-    error, nonfinite, strings = None, False, []
+    error, nonfinite, strings, useful = None, False, [], True
     try:
         result = fn(*args, **dict(kwargs or {}))
-        nonfinite, strings = _nonfinite(result), _strings(result)
+        nonfinite, strings, useful = _nonfinite(result), _strings(result), _useful(result)
     except NotImplementedError:
         raise
     except Exception as exc:                          # reported, judged by the grader
         error = _error(exc)
     changes = [max([_change(before, obj) for obj, before in objs], default=0.0) for objs in watched]
-    return {"changes": changes, "error": error, "nonfinite": nonfinite, "strings": strings}
+    return {"changes": changes, "error": error, "nonfinite": nonfinite, "strings": strings, "useful": useful}
 
 
 def _describe(value: Any) -> dict[str, Any]:

@@ -77,7 +77,7 @@ import importlib.metadata as md
 import matplotlib, numpy, pytest, jsonschema, torch  # noqa: F401 - everything grading imports
 assert torch.version.cuda is None, "a CUDA build of torch was installed; grading needs the CPU wheel"
 import autograder
-from autograder.sandbox.limits import ensure_user
+from autograder.sandbox.users import ensure_user
 ensure_user()                          # the unprivileged worker user, created once at build time
 print("kit", autograder.__file__, "| torch", torch.__version__, "| numpy", numpy.__version__)
 PY

@@ -33,16 +33,18 @@ def qkv(offset: int, lead: tuple[int, ...], n: int, m: int, d_k: int, d_v: int,
 
 
 def mask(offset: int, shape: tuple[int, ...]) -> np.ndarray:
-    """Random bool mask, each row (last axis) with at least one True and one False."""
+    """Random bool mask, each row (last axis) with at least one False and, when it has three
+    keys or more, at least two True: a row that allows one key gives one-hot weights whatever
+    the scores, so it could not tell a missing 1/sqrt(d_k) (or any score bug) from the truth."""
     r = rng(1000 + offset)
     out = r.random(shape) < 0.55
     m = shape[-1]
     flat = out.reshape(-1, m)
     for row in flat:
-        if not row.any():
-            row[r.integers(m)] = True
         if row.all():
             row[r.integers(m)] = False
+        while row.sum() < min(2, m - 1):
+            row[r.choice(np.flatnonzero(~row))] = True
     return flat.reshape(shape)
 
 
