@@ -18,6 +18,7 @@ import socket
 import subprocess
 import tempfile
 import uuid
+import sys
 from pathlib import Path
 
 import pytest
