@@ -107,9 +107,10 @@ def _ours(token: "str | BatchTree", uid: int | None) -> list[tuple[int, int, str
             if token.encode() in cmd or (uid is not None and puid == uid)]
 
 
-def _start_time(pid: int) -> bytes:
+def _parent_and_start(pid: int) -> tuple[int, bytes]:
+    """(ppid, start time) from /proc/PID/stat: fields 4 and 22, counted after the name."""
     fields = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split()
-    return fields[19] if len(fields) > 19 else b""
+    return (int(fields[1]), fields[19]) if len(fields) > 19 else (0, b"")
 
 
 class BatchTree:
@@ -124,17 +125,16 @@ class BatchTree:
 
     def live(self) -> list[tuple[int, int, str]]:
         procs = _live_processes()
-        parent = {pid: int((_read(f"/proc/{pid}/stat").rsplit(b")", 1)[-1].split() or [b"0", b"0"])[1])
-                  for pid, _uid, _comm, _cmd in procs}
+        stat = {pid: _parent_and_start(pid) for pid, _uid, _comm, _cmd in procs}      # read once
         tree = {self.root_pid}
         changed = True
         while changed:
-            grown = {pid for pid, ppid in parent.items() if ppid in tree} - tree
+            grown = {pid for pid, (ppid, _start) in stat.items() if ppid in tree} - tree
             changed = bool(grown)
             tree |= grown
-        self.seen |= {(pid, _start_time(pid)) for pid in tree}
+        self.seen |= {(pid, stat[pid][1]) for pid in tree if pid in stat}
         return [(pid, puid, comm) for pid, puid, comm, _cmd in procs
-                if comm.startswith("hang-") or (pid, _start_time(pid)) in self.seen]
+                if comm.startswith("hang-") or (pid, stat[pid][1]) in self.seen]
 
 
 def _workers(token: str, uid: int | None) -> list[tuple[int, int, str]]:

@@ -162,6 +162,23 @@ def expect_all_finite(value: Any, what: str, inputs: str = "") -> None:
             fail(nonfinite_message(arr, ~np.isfinite(arr), what) + (f" (inputs: {inputs})" if inputs else ""))
 
 
+def shown_matrix(info: dict, what: str) -> np.ndarray:
+    """The matrix a heatmap displays (``support.figures.describe_axes``), empty cells as NaN."""
+    matrix = info.get("matrix")
+    if matrix is None:
+        fail(f"{what}: no heatmap found in the axes (use imshow, matshow or pcolormesh)")
+    return np.array([[np.nan if v is None else float(v) for v in row] for row in matrix])
+
+
+def expect_finite_heatmap(info: dict, what: str) -> None:
+    """A heatmap is drawn and shows numbers in every cell (not NaN, inf or masked cells):
+    whatever else a test judges, the values must be on display."""
+    got = shown_matrix(info, what)
+    if got.size == 0 or not np.isfinite(got).all():
+        fail(f"{what}: the heatmap shows NaN/inf or empty cells "
+             f"({int((~np.isfinite(got)).sum())} of {got.size}): it must display the values")
+
+
 def expect_finite(value: Any, what: str, inputs: str, nan_hint: str = "") -> None:
     """No NaN or inf; ``nan_hint`` names the likely cause of NaN when the caller can tell."""
     arr = as_array(value, what)

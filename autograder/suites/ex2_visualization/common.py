@@ -11,7 +11,7 @@ import numpy as np
 
 from autograder import seeds
 from autograder.diagnosis import ex2 as mistakes
-from autograder.suites.checks import fail
+from autograder.suites.checks import expect_finite_heatmap, fail, shown_matrix  # noqa: F401 (the suite's tests import them from here)
 
 
 def weights(n: int, m: int, seed: int | str, lead: tuple[int, ...] = ()) -> np.ndarray:
@@ -33,22 +33,6 @@ def got_axes(drawn: dict, what: str = "plot_attention") -> dict:
         fail(f"{what} did not leave a figure the grader could find: draw into an axes "
              f"and return it (it returned a {drawn.get('types', ['?'])[0]})")
     return info
-
-
-def shown_matrix(info: dict, what: str) -> np.ndarray:
-    matrix = info.get("matrix")
-    if matrix is None:
-        fail(f"{what}: no heatmap found in the axes (use imshow, matshow or pcolormesh)")
-    return np.array([[np.nan if v is None else float(v) for v in row] for row in matrix])
-
-
-def expect_finite_heatmap(info: dict, what: str) -> None:
-    """A heatmap is drawn and shows numbers in every cell (not NaN, inf or masked cells):
-    whatever else a test judges, the weights must be on display."""
-    got = shown_matrix(info, what)
-    if got.size == 0 or not np.isfinite(got).all():
-        fail(f"{what}: the heatmap shows NaN/inf or empty cells "
-             f"({int((~np.isfinite(got)).sum())} of {got.size}): it must display the weights")
 
 
 def expect_matrix(info: dict, w: np.ndarray, what: str) -> None:

@@ -41,10 +41,7 @@ def drawn(student, support):
 def test_matrix(drawn):
     """plot_encoding shows position p as row p from the top, dimension j as column j"""
     pe, info = drawn
-    matrix = info.get("matrix")
-    if matrix is None:
-        checks.fail("plot_encoding: no heatmap found in the axes (use imshow, matshow or pcolormesh)")
-    got = np.array([[np.nan if v is None else float(v) for v in row] for row in matrix])
+    got = checks.shown_matrix(info, "plot_encoding")
     want = pe.double().numpy()
     if got.shape == want.T.shape and got.shape != want.shape:
         checks.fail(f"plot_encoding: the heatmap shows {got.shape[0]} rows × {got.shape[1]} columns for a "
@@ -75,7 +72,7 @@ def test_labels_and_title(drawn):
 def test_colour_limits_and_colorbar(drawn):
     """plot_encoding: colour limits -1 and 1, with a colorbar"""
     _, info = drawn
-    _expect_complete_heatmap(info, "plot_encoding(pe)")
+    checks.expect_finite_heatmap(info, "plot_encoding(pe)")
     clim = info.get("clim")
     if clim is None or not np.allclose(clim, [-1.0, 1.0]):
         checks.fail(f"plot_encoding: colour limits are {clim}, expected [-1, 1] whatever the data's range",
@@ -100,11 +97,4 @@ def test_draws_into_given_axes(student, support):
         checks.fail("plot_encoding(pe, ax=ax) should return ax's figure (ax.figure)")
     if info.get("matrix") is None:
         checks.fail("plot_encoding(pe, ax=ax) did not draw into the given axes")
-    _expect_complete_heatmap(info, "plot_encoding(pe, ax=ax)")
-
-
-def _expect_complete_heatmap(info: dict, what: str) -> None:
-    """A rule about the drawing is judged on a drawing that shows the table: no empty cells."""
-    matrix = info.get("matrix")
-    if not matrix or any(v is None for row in matrix for v in row):
-        checks.fail(f"{what}: the heatmap is missing or has empty (masked or NaN) cells")
+    checks.expect_finite_heatmap(info, "plot_encoding(pe, ax=ax)")
