@@ -114,12 +114,13 @@ def spawned_level(config_value: str | None) -> tuple[str, str]:
                        f"{detect()[0]!r})")
 
 
-_announced: set[tuple[int, str]] = set()
+_announced: set[tuple[int, str, str]] = set()
 
 
 def announce(level: str, why: str) -> None:
-    """Print ``isolation: <level> — <why>`` to stderr, once per process and level."""
-    key = (os.getpid(), level)
+    """Print ``isolation: <level> — <why>`` to stderr, once per process, level and reason
+    (a new reason, such as a forced level that runs student code as root, is always shown)."""
+    key = (os.getpid(), level, why)
     if key not in _announced:
         _announced.add(key)
         print(f"isolation: {level} — {why}", file=sys.stderr, flush=True)
