@@ -56,6 +56,20 @@ def test_exported_test_files_mirror_the_kit(tmp_path: Path):
         assert (tmp_path / ex.folder / "files" / "autograder" / "interop" / "adapter.py").is_file()
 
 
+def test_each_otter_assignment_has_its_own_seed_secret(tmp_path: Path):
+    """Otter's students share a kernel with the kit's files: the secret they could read there
+    is neither the checkout's (the native zip's hidden inputs) nor another assignment's."""
+    from autograder import seeds
+    seeds.load_secret()                                 # the checkout has one by now
+    export_otter(tmp_path, generate=False)
+    secrets = [(tmp_path / ex.folder / "files" / "autograder" / "SEED_SECRET").read_text().strip()
+               for ex in contract.DEFAULT if adapter.collect_tests(ex.id)]
+    assert len(secrets) >= 2 and all(seeds.parse_secret(s) for s in secrets)
+    assert len(set(secrets)) == len(secrets)
+    assert seeds.SECRET_FILE.read_text().strip() not in secrets
+    assert not list(tmp_path.rglob(".SEED_SECRET.*"))
+
+
 def _otter_run(zip_path: Path, submission: Path) -> dict:
     env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("PYTEST_ADDOPTS", None)

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder import contract
+from autograder import contract, seeds
 from autograder.interop import adapter
 
 REQUIREMENTS = """--extra-index-url https://download.pytorch.org/whl/cpu
@@ -76,12 +76,18 @@ def test_file_source(ex: contract.Exercise, group: str, tests: list[adapter.Test
 
 
 def kit_files(root: Path, dest: Path) -> None:
-    """The kit's packages, without caches, as otter support files."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    """The kit's packages, without caches, as otter support files.
+
+    The checkout's seed secret stays behind: each otter assignment gets a fresh one of its own
+    (otter runs student code in the kernel that holds these files, so students of an otter
+    assignment could read its secret; it must not be the checkout's or another zip's)."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache",
+                                    seeds.SECRET_FILE.name, f".{seeds.SECRET_FILE.name}.*")
     for package in ("autograder", "reference"):
         if (dest / package).exists():
             shutil.rmtree(dest / package)
         shutil.copytree(root / package, dest / package, ignore=ignore)
+    (dest / "autograder" / seeds.SECRET_FILE.name).write_text(seeds.new_secret() + "\n", encoding="ascii")
 
 
 def export_exercise(ex: contract.Exercise, folder: Path, root: Path, *, total: float | None = None,
