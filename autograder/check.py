@@ -2,7 +2,7 @@
 
 This runs inside the student release (the unzipped ``assignments/``: ``ex1_attention/``, …,
 and ``autograder/``, the student-side runtime that ``python -m autograder release`` ships,
-see :mod:`autograder.packaging.student_runtime`). It needs no root and none of the
+see :mod:`autograder.packaging.release.student_runtime`). It needs no root and none of the
 instructor's files (no hidden suites, no ``reference/``, no solutions): it is ``grade``'s
 own code path (intake -> worker process -> pytest with the grading plugin) restricted to
 ``@pytest.mark.public`` tests, and always isolated by process only, since a student

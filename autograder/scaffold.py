@@ -175,7 +175,7 @@ def scaffold(root: Path, folder: str, module: str, title: str, names: list[str])
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder.packaging.release_model import repo_root
+    from autograder import repo_root
     root = Path(args.root or repo_root()).resolve()
     names = [n.strip() for n in (args.names or "").split(",") if n.strip()] or ["solve"]
     title = args.title or args.folder.split("_", 1)[1].replace("_", " ").capitalize()

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder import check, contract
-from autograder.packaging import readmes
+from autograder.packaging.release import readmes
 from autograder.packaging import release as rel
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules, WorkerCrashed, spawn
 from mutants import mutant_source

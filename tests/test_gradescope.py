@@ -22,11 +22,13 @@ from pathlib import Path
 import pytest
 
 from autograder import contract
-from autograder.packaging import gradescope, simulate
-from autograder.packaging.entrypoints import public_test_header
+from autograder.packaging.exports import gradescope
+from autograder.packaging.verify import simulate
+from autograder.packaging.release.entrypoints import public_test_header
 from autograder.packaging.build import EXPORTS, BuildContext, build, parse_points
-from autograder.packaging.markers import find_regions, significant, strip_solutions
-from autograder.packaging.release import build_release, scannable_text, write_release
+from autograder.packaging.release.markers import find_regions, significant, strip_solutions
+from autograder.packaging.release import build_release, write_release
+from autograder.packaging.release.leaks import scannable_text
 from autograder.results import validate
 
 ROOT = Path(__file__).resolve().parents[1]

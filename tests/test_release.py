@@ -20,7 +20,7 @@ import torch  # noqa: E402
 
 from autograder.contract import EXERCISES  # noqa: E402
 from autograder.packaging import release as rel  # noqa: E402
-from autograder.packaging.markers import MarkerError, check_stub, strip_solutions  # noqa: E402
+from autograder.packaging.release.markers import MarkerError, check_stub, strip_solutions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "assignments"

@@ -1,4 +1,4 @@
-"""The Gradescope replica (autograder/packaging/replica*.py) and setup.sh's torch source.
+"""The Gradescope replica (autograder/packaging/verify/replica*.py) and setup.sh's torch source.
 
 ``test_replica_grades_like_gradescope`` builds ``autograder.zip``, its Docker image with
 ``setup.sh``, and grades the replica's submissions in fresh containers for real. It skips only
@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from autograder import contract
-from autograder.packaging import gradescope, replica, replica_runs
+from autograder.packaging.exports import gradescope
+from autograder.packaging.verify import replica, replica_runs
 from autograder.packaging.build import BuildContext, build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +150,7 @@ def test_replica_grades_like_gradescope(tmp_path):
                              say=lambda _m: None, seed_secret="5eed" * 16),   # pinned: the image cache
                 only=["gradescope"])                                         # is keyed by the zip's sha256
     zip_path = ctx.artifacts["gradescope"][0]
-    proc = subprocess.run([sys.executable, "-m", "autograder.packaging.replica", str(zip_path),
+    proc = subprocess.run([sys.executable, "-m", "autograder.packaging.verify.replica", str(zip_path),
                            "--replica-jobs", "3"], cwd=ROOT, capture_output=True, text=True, timeout=1500)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report[-6000:]

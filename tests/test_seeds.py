@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder import grading, seeds
-from autograder.packaging import gradescope
+from autograder.packaging.exports import gradescope
 from autograder.packaging.zips import BuildError
 from kit import ROOT, grade_folder, make_submission
 

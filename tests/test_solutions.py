@@ -131,7 +131,7 @@ def _dummy_call(obj):
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=lambda ex: ex.id)
 def test_stub_raises_not_implemented_everywhere(ex):
-    markers = pytest.importorskip("autograder.packaging.markers")
+    markers = pytest.importorskip("autograder.packaging.release.markers")
     path = SOLUTIONS / ex.folder / ex.filename
     stripped = markers.strip_solutions(path.read_text(), str(path))
     markers.check_stub(stripped.text, str(path), stripped.secret_lines, stripped.kept_lines)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from autograder import contract
 from autograder.interop import adapter
-from autograder.packaging.markers import BEGIN, END
+from autograder.packaging.release.markers import BEGIN, END
 
 ASSIGNMENT_NOTE = ("The test cells below call the course's autograder (the `autograder` package must be "
                    "installed in this kernel). Your code runs in the same kernel as the tests.")
@@ -136,7 +136,7 @@ def test_cell_source(ex: contract.Exercise, group: str, tests: list[adapter.Test
 def notebook_for(ex: contract.Exercise, root: Path, scale: float = 1.0):
     """The source (instructor) notebook of one exercise."""
     import nbformat
-    from autograder.packaging.release import normalise_notebook
+    from autograder.packaging.release.steps import normalise_notebook
     text = (root / "solutions" / ex.folder / ex.filename).read_text(encoding="utf-8")
     v4 = nbformat.v4
     cells = [v4.new_markdown_cell(f"# {ex.id} · {ex.title}\n\nComplete every cell marked "
@@ -157,7 +157,8 @@ def notebook_for(ex: contract.Exercise, root: Path, scale: float = 1.0):
 def export_nbgrader(out: Path, exercises: tuple[contract.Exercise, ...] | None = None,
                     root: Path | None = None, points: dict[str, float] | None = None) -> list[Path]:
     """Write the nbgrader course folder ``out``; returns the files written."""
-    from autograder.packaging.release import dump_notebook, repo_root
+    from autograder import repo_root
+    from autograder.packaging.release.steps import dump_notebook
     root = root or repo_root()
     out = Path(out)
     written = []

@@ -130,7 +130,7 @@ def generate_zip(folder: Path) -> Path:
 def export_otter(out: Path, exercises: tuple[contract.Exercise, ...] | None = None,
                  root: Path | None = None, points: dict[str, float] | None = None,
                  generate: bool = True) -> list[Path]:
-    from autograder.packaging.release import repo_root
+    from autograder import repo_root
     root = root or repo_root()
     written: list[Path] = []
     for ex in exercises or contract.DEFAULT:

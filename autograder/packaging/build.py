@@ -7,7 +7,7 @@
 
 ``--verify docker`` then proves ``dist/autograder.zip`` in a Gradescope replica (Docker image
 built by its ``setup.sh``, fresh containers at ½ CPU / 768 MB; see
-:mod:`autograder.packaging.replica` and :mod:`autograder.packaging.replica_runs`).
+:mod:`autograder.packaging.verify.replica` and :mod:`autograder.packaging.verify.replica_runs`).
 
 The exports are the list :data:`EXPORTS` of :class:`ExportStep` (name, ``"module:function"``,
 what it writes). A step's function takes the :class:`BuildContext` and returns the paths it
@@ -20,7 +20,7 @@ cost nothing to the others. To add an export, append one line to :data:`EXPORTS`
 Every zip is deterministic (:func:`autograder.packaging.zips.write_zip`): sorted entries, fixed
 timestamps, fixed modes, no caches or bytecode, so building twice from the same tree gives
 identical bytes. This module imports the steps (when they run) and the proofs it runs
-afterwards (:mod:`~autograder.packaging.simulate`, :mod:`~autograder.packaging.replica_runs`);
+afterwards (:mod:`~autograder.packaging.verify.simulate`, :mod:`~autograder.packaging.verify.replica_runs`);
 none of them imports it.
 """
 from __future__ import annotations
@@ -66,11 +66,11 @@ class ExportStep:
 
 # The exports, in order. Hook: other exports (otter, nbgrader) add a line here.
 EXPORTS: list[ExportStep] = [
-    ExportStep("release", "autograder.packaging.release_zip:export",
+    ExportStep("release", "autograder.packaging.exports.release_zip:export",
                "dist/release.zip (the student release: assignments/ only)"),
-    ExportStep("gradescope", "autograder.packaging.gradescope:export",
+    ExportStep("gradescope", "autograder.packaging.exports.gradescope:export",
                "dist/autograder.zip (setup.sh and run_autograder at the root)"),
-    ExportStep("wheel", "autograder.packaging.wheel:export",
+    ExportStep("wheel", "autograder.packaging.exports.wheel:export",
                "dist/attention_autograder-<version>-py3-none-any.whl (the kit for grading machines)"),
     ExportStep("nbgrader", "autograder.interop.nbgrader:export", "dist/nbgrader/ (nbgrader course folder)"),
     ExportStep("otter", "autograder.interop.otter:export",
@@ -141,13 +141,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="then build dist/autograder.zip's image in a Docker replica of Gradescope and grade "
                         "the solutions, the stubs, a mutant and hostile submissions in fresh containers "
                         "(default privileges and SYS_ADMIN); exit 1 on any surprise")
-    from autograder.packaging.replica_runs import add_arguments as replica_arguments
+    from autograder.packaging.verify.replica_runs import add_arguments as replica_arguments
     replica_arguments(p)
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder.packaging.release import ReleaseError, repo_root
-    from autograder.packaging.simulate import self_grade
+    from autograder import repo_root
+    from autograder.packaging.release import ReleaseError
+    from autograder.packaging.verify.simulate import self_grade
     from autograder.packaging.zips import BuildError
 
     root = repo_root()
@@ -165,6 +166,6 @@ def main(args: argparse.Namespace) -> int:
         return 2
     status = self_grade(root, ctx.artifacts["gradescope"][0], args.python) if args.self_grade else 0
     if args.verify == "docker":
-        from autograder.packaging.replica_runs import verify
+        from autograder.packaging.verify.replica_runs import verify
         status = max(status, verify(ctx.artifacts["gradescope"][0], args))
     return status

@@ -1,7 +1,7 @@
 """What every export shares: deterministic zips, unpacking them, the build-info file, the error.
 
 The lowest layer of :mod:`autograder.packaging`: it imports nothing of the kit, and
-``build``, ``gradescope``, ``release_zip``, ``simulate`` and ``replica*`` import it (never
+``build``, ``exports/*`` and ``verify/*`` import it (never
 each other in a circle).
 
 Every zip is deterministic (:func:`write_zip`): sorted entries, fixed timestamps, fixed modes,

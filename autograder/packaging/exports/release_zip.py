@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Iterable
 
 from autograder import contract
-from autograder.packaging.release import (ReleaseError, build_release, compare_release, existing_files,
-                                          is_runtime)
+from autograder.packaging.release import ReleaseError, build_release, compare_release
+from autograder.packaging.release.sync import existing_files, is_runtime
 from autograder.packaging.zips import write_zip
 
 

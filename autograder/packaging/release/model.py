@@ -1,4 +1,4 @@
-"""The release's data types: what the steps (:mod:`autograder.packaging.release_steps`) share
+"""The release's data types: what the steps (:mod:`autograder.packaging.release.steps`) share
 while releasing one exercise, the release in memory, and the step interface.
 
 The bottom of the release modules: it imports none of them.
@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import repo_root  # noqa: F401  (the one definition; release re-exports it)
 from autograder.contract import Exercise
 
 

@@ -1,11 +1,11 @@
 """A Gradescope replica in Docker: build ``autograder.zip``'s image as Gradescope does.
 
     python -m autograder build --verify docker [--base-image ubuntu:22.04] [--rebuild-image]
-    python -m autograder.packaging.replica dist/autograder.zip [same options]   # an existing zip
+    python -m autograder.packaging.verify.replica dist/autograder.zip [same options]   # an existing zip
 
 Gradescope unzips ``autograder.zip`` into ``/autograder/source`` of a base image (Ubuntu 22.04),
 runs ``setup.sh`` there once as root, and saves the image; each submission is then graded in
-a fresh container of it (:mod:`autograder.packaging.replica_runs`). This module builds that
+a fresh container of it (:mod:`autograder.packaging.verify.replica_runs`). This module builds that
 image:
 
 * the base: the image named by ``--base-image`` (pulled when missing), else
@@ -330,5 +330,5 @@ def _zip_torch_version(setup: Path) -> str | None:
 
 
 if __name__ == "__main__":           # the command lives with the runs it makes (no import circle)
-    from autograder.packaging.replica_runs import main
+    from autograder.packaging.verify.replica_runs import main
     sys.exit(main())

@@ -1,7 +1,7 @@
 """Grade submissions in the Gradescope replica, each in a fresh container, and judge the scores.
 
 Every run mirrors Gradescope: a fresh container of the replica's image (see
-:mod:`autograder.packaging.replica`) with ``--network none --cpus 0.5 --memory 768m
+:mod:`autograder.packaging.verify.replica`) with ``--network none --cpus 0.5 --memory 768m
 --memory-swap 768m``; the submission copied into ``/autograder/submission``, a
 ``/autograder/submission_metadata.json``, ``run_autograder`` copied to ``/autograder/`` and
 run from there as root; ``/autograder/results/results.json`` read back. Each submission runs
@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Callable
 
 from autograder import contract
-from autograder.packaging import replica
-from autograder.packaging.replica import ReplicaError, build_image, docker, docker_available
+from autograder.packaging.verify import replica
+from autograder.packaging.verify.replica import ReplicaError, build_image, docker, docker_available
 from autograder.packaging.zips import BUILD_INFO
 
 LIMITS = ("--network", "none", "--cpus", "0.5", "--memory", "768m", "--memory-swap", "768m")
@@ -286,7 +286,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def verify(zip_path: Path, args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
     """Build the replica for ``zip_path``, grade the submissions, print the table; 0 iff no surprise."""
-    from autograder.packaging.release import repo_root
+    from autograder import repo_root
 
     ok, why = docker_available()
     if not ok:
@@ -344,8 +344,8 @@ def verify(zip_path: Path, args: argparse.Namespace, say: Callable[[str], None] 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m autograder.packaging.replica ZIP``: verify an existing zip in the replica."""
-    parser = argparse.ArgumentParser(prog="python -m autograder.packaging.replica", description=replica.__doc__,
+    """``python -m autograder.packaging.verify.replica ZIP``: verify an existing zip in the replica."""
+    parser = argparse.ArgumentParser(prog="python -m autograder.packaging.verify.replica", description=replica.__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("zip", nargs="?", default="dist/autograder.zip", help="default: dist/autograder.zip")
     add_arguments(parser)

@@ -1,12 +1,12 @@
 """Leak scanning for the release: the solution-region lines of a notebook, and every marker
-or solution line found in the files of a release (see :mod:`autograder.packaging.markers`)."""
+or solution line found in the files of a release (see :mod:`autograder.packaging.release.markers`)."""
 from __future__ import annotations
 
 import json
 from typing import Iterable
 
-from autograder.packaging.markers import BEGIN, END, MarkerError, find_regions, leaked_lines
-from autograder.packaging.release_model import ReleaseError, Secret
+from autograder.packaging.release.markers import BEGIN, END, MarkerError, find_regions, leaked_lines
+from autograder.packaging.release.model import ReleaseError, Secret
 
 # Markers that must never reach a student (nbgrader's hidden-test markers included).
 FORBIDDEN_MARKERS = (BEGIN, END, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")

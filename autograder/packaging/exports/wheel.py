@@ -91,7 +91,7 @@ def wheel_name() -> str:
 def export(ctx) -> list[Path]:
     """Build step ``wheel`` (see :mod:`autograder.packaging.build`): the Gradescope build's
     kit files and ``BUILD_INFO.json``, as a wheel."""
-    from autograder.packaging.gradescope import plan
+    from autograder.packaging.exports.gradescope import plan
 
     build = plan(ctx.root, ctx.exercises, ctx.points, getattr(ctx, "torch_index", ""),
                  getattr(ctx, "torch_find_links", ""), getattr(ctx, "seed_secret", "") or None)

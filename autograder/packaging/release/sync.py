@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.packaging.release_model import Release
+from autograder.packaging.release.model import Release
 
 # The check runtime (``assignments/autograder/``) is a copy of the kit's own code: written into
 # assignments/ and every release.zip, but not kept in git and not part of "assignments/ is up

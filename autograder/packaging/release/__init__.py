@@ -19,11 +19,17 @@ Everything is computed in memory first (:func:`build_release`), then written
 ``--check``). The output is a pure function of the sources: no timestamps, notebook cell
 ids fixed from the cell's position, JSON keys sorted. Running it twice is byte-identical.
 
-This module holds the pipeline and the command; the pieces live below it:
-:mod:`~autograder.packaging.release_model` (data types), :mod:`~autograder.packaging.release_steps`
-(the steps), :mod:`~autograder.packaging.release_leaks` (leak scanning) and
-:mod:`~autograder.packaging.release_sync` (the disk, the summary). Their public names are
-re-exported here, so ``from autograder.packaging.release import …`` keeps working.
+This package's front door holds the pipeline and the command; each piece has its module:
+
+    model.py            the data the steps share (ExerciseJob, Release, Step, ReleaseError)
+    steps.py            the steps (StripSolutions … ShipCheckRuntime), DEFAULT_STEPS, notebook
+                        normalisation
+    markers.py          ``### BEGIN/END SOLUTION`` regions: find, strip, prove
+    leaks.py            leak scanning: no solution text or marker reaches a student
+    readmes.py          the READMEs' rules and advice, rendered from the contract
+    entrypoints.py      the small generated files (check.py launchers, conftest, notebook cells)
+    student_runtime.py  the part of the kit shipped for ``check``
+    sync.py             the release on disk: compare, write, the summary
 """
 from __future__ import annotations
 
@@ -32,29 +38,17 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from autograder import repo_root
 from autograder.contract import Exercise, select
-from autograder.packaging.readmes import render_overview
-from autograder.packaging.release_leaks import (FORBIDDEN_MARKERS, find_leaks, notebook_secret,
-                                                scannable_text)
-from autograder.packaging.release_model import ExerciseJob, Release, ReleaseError, Secret, Step, repo_root
-from autograder.packaging.release_steps import (DEFAULT_STEPS, NOTEBOOK_CODE_STUB, RULES_PLACEHOLDER,
-                                                AddEntryPoints, CopyPublicTests, ReleaseNotebook,
-                                                RenderReadme, RenderStubHeader, ShipCheckRuntime,
-                                                StripSolutions, VerifyNoSolutionText, VerifyStub,
-                                                dump_notebook, normalise_notebook)
-from autograder.packaging.release_sync import (IGNORED_DIRS, RUNTIME_DIR, Comparison, compare_release,
-                                               existing_files, is_runtime, summary, write_release)
+from autograder.packaging.release.leaks import find_leaks
+from autograder.packaging.release.model import ExerciseJob, Release, ReleaseError, Step
+from autograder.packaging.release.readmes import render_overview
+from autograder.packaging.release.steps import DEFAULT_STEPS
+from autograder.packaging.release.sync import compare_release, summary, write_release
 
-# The names this module had before it was split, re-exported (tests, interop and the build import them).
-__all__ = [
-    "AddEntryPoints", "Comparison", "CopyPublicTests", "DEFAULT_STEPS", "ExerciseJob",
-    "FORBIDDEN_MARKERS", "IGNORED_DIRS", "NOTEBOOK_CODE_STUB", "RULES_PLACEHOLDER", "RUNTIME_DIR",
-    "Release", "ReleaseError", "ReleaseNotebook", "RenderReadme", "RenderStubHeader", "Secret",
-    "ShipCheckRuntime", "Step", "StripSolutions", "VerifyNoSolutionText", "VerifyStub",
-    "build_release", "compare_release", "dump_notebook", "existing_files", "find_leaks",
-    "is_runtime", "main", "normalise_notebook", "notebook_secret", "release_exercise",
-    "repo_root", "scannable_text", "summary", "write_release",
-]
+# The front door: what the command line, the build and the tests use.
+__all__ = ["DEFAULT_STEPS", "Release", "ReleaseError", "Step", "build_release", "compare_release",
+           "main", "release_exercise", "write_release"]
 
 
 # ------------------------------------------------------------------------------ pipeline

@@ -21,7 +21,7 @@ Run from ``/autograder/source``, ``python -m autograder`` imports this copy: the
 folder comes first on ``sys.path``, before any installed copy of the kit (an editable
 install's finder is consulted last). ``run_autograder`` prints which copy ran and its build id.
 
-:mod:`autograder.packaging.simulate` proves a built zip by running it the way Gradescope does.
+:mod:`autograder.packaging.verify.simulate` proves a built zip by running it the way Gradescope does.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The release pipeline's steps, in the style of nbgrader's preprocessors: each reads and
-updates an :class:`~autograder.packaging.release_model.ExerciseJob`; :data:`DEFAULT_STEPS` is
+updates an :class:`~autograder.packaging.release.model.ExerciseJob`; :data:`DEFAULT_STEPS` is
 the order :func:`autograder.packaging.release.build_release` runs them in. Also the notebook
 normalisation the steps (and :mod:`autograder.interop.nbgrader`) use."""
 from __future__ import annotations
@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from autograder.packaging import entrypoints
-from autograder.packaging.markers import BEGIN, MarkerError, check_stub, strip_solutions
-from autograder.packaging.readmes import render_checking, render_rules
-from autograder.packaging.release_leaks import find_leaks, notebook_secret
-from autograder.packaging.release_model import ExerciseJob, ReleaseError, Secret, Step
+from autograder.packaging.release import entrypoints
+from autograder.packaging.release.markers import BEGIN, MarkerError, check_stub, strip_solutions
+from autograder.packaging.release.readmes import render_checking, render_rules
+from autograder.packaging.release.leaks import find_leaks, notebook_secret
+from autograder.packaging.release.model import ExerciseJob, ReleaseError, Secret, Step
 
 RULES_PLACEHOLDER = "<!-- release:rules -->"
 # Optional exercise cells put their answer inside a function (``def try_it(): ### BEGIN
@@ -176,12 +176,12 @@ class AddEntryPoints(Step):
     """Where the exercise has public tests and the release ships the check runtime:
     ``check.py`` (a launcher that finds the runtime by walking up), the notebook's last two
     cells (``import check; check.run()``) and a header on the copied public tests; see
-    :mod:`autograder.packaging.entrypoints`. Runs after :class:`ReleaseNotebook` and
+    :mod:`autograder.packaging.release.entrypoints`. Runs after :class:`ReleaseNotebook` and
     :class:`CopyPublicTests`."""
     name = "AddEntryPoints"
 
     def __call__(self, job: ExerciseJob) -> None:
-        from autograder.packaging import student_runtime
+        from autograder.packaging.release import student_runtime
         ex = job.exercise
         if not job.public or not student_runtime.available(job.root):
             return
@@ -216,7 +216,7 @@ class ShipCheckRuntime(Step):
 
     Release-wide (its :meth:`finish` runs once, after every exercise): the core of the kit,
     the released exercises' public tests and the helpers they use, and nothing of the hidden
-    suites, the reference or the solutions; see :mod:`autograder.packaging.student_runtime`.
+    suites, the reference or the solutions; see :mod:`autograder.packaging.release.student_runtime`.
     Ships nothing when the repository has no kit (e.g. a bare ``solutions/`` tree).
     """
     name = "ShipCheckRuntime"
@@ -230,7 +230,7 @@ class ShipCheckRuntime(Step):
         The runtime is the kit's own code, written independently of the solutions, so it is
         checked for markers but not line by line against them (``return fig`` is no leak).
         """
-        from autograder.packaging import student_runtime as runtime
+        from autograder.packaging.release import student_runtime as runtime
         if not runtime.available(root):
             return {}, set()
         exercises = [job.exercise for job in jobs]
