@@ -2,7 +2,7 @@
 
 Layout (docs/ARCHITECTURE.md places every module):
     contract.py        the exercises: files, contract names, points, banned APIs, default or opt-in
-    intake.py          submission (folder / zip / files / notebooks) -> source per exercise
+    intake/            submission (folder / zip / files / notebooks) -> source per exercise
     grading.py         the engine: intake -> sandbox -> suites (plugin.py) -> results.json
     plugin.py          the pytest plugin between the hidden suites and the sandbox
     budget.py          per-exercise time budgets

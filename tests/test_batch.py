@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from autograder import batch, contract, gradebook
+from autograder.batching.discovery import Entry
+from autograder.batching.runner import Row
 from mutants import mutant_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,19 +144,19 @@ def test_a_crashing_grader_is_a_zero_row(tmp_path):
 
 
 def test_misconceptions_are_counted_once_per_submission():
-    entry = batch.Entry("s", "s", Path("s"))
+    entry = Entry("s", "s", Path("s"))
     fail = {"status": "failed", "tags": ["ex1"], "output": "x\nLikely cause: no scaling",
             "extra_data": {"cause": "no scaling"}}
-    rows = [batch.Row(entry, tests=[fail, fail]), batch.Row(entry, tests=[fail]),
-            batch.Row(entry, tests=[{"status": "passed", "tags": ["ex1"], "output": ""}])]
+    rows = [Row(entry, tests=[fail, fail]), Row(entry, tests=[fail]),
+            Row(entry, tests=[{"status": "passed", "tags": ["ex1"], "output": ""}])]
     assert gradebook.misconceptions(rows) == [("ex1", "no scaling", 2)]
 
 
 def test_misconceptions_come_from_the_structure_not_the_text():
     """Issue 19: a student's exception message that prints "Likely cause: …" is not a cause."""
-    entry = batch.Entry("s", "s", Path("s"))
+    entry = Entry("s", "s", Path("s"))
     forged = {"status": "failed", "tags": ["ex1"], "output": "raised ValueError: x\nLikely cause: forged"}
-    assert gradebook.misconceptions([batch.Row(entry, tests=[forged])]) == []
+    assert gradebook.misconceptions([Row(entry, tests=[forged])]) == []
 
 
 def test_cli_batch_on_an_empty_folder(tmp_path, capsys):

@@ -25,6 +25,7 @@ import pytest
 
 from autograder import batch, contract
 from autograder.batching import cluster, resume
+from autograder.batching.runner import Runner
 from mutants import mutant_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,7 +194,7 @@ def test_unpack_refuses_unsafe_entries(tmp_path, name):
 
 
 def test_a_worker_with_another_build_refuses_the_task():
-    task = {"build": "some-other-build", "settings": {}, "runner": batch.Runner, "top": "x", "sub": "", "blob": b""}
+    task = {"build": "some-other-build", "settings": {}, "runner": Runner, "top": "x", "sub": "", "blob": b""}
     with pytest.raises(cluster.BuildMismatch, match="the batch is build some-other-build"):
         cluster.grade_task(task)
 

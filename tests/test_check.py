@@ -69,7 +69,8 @@ def test_release_ships_a_self_contained_check_runtime(release_copy):
     runtime = release_copy / "autograder"
     shipped = {p.relative_to(runtime).as_posix() for p in runtime.rglob("*") if p.is_file()}
     assert {"__init__.py", "__main__.py", "cli.py", "check.py", "grading.py", "plugin.py",
-            "intake.py", "contract.py", "results.py", "sandbox/worker.py", "suites/checks.py",
+            "intake/__init__.py", "intake/reading.py", "contract.py", "results.py", "sandbox/worker.py",
+            "suites/checks.py",
             "suites/pytest.ini", "support/__init__.py", "diagnosis/__init__.py"} <= shipped
     for ex in contract.EXERCISES:
         if (ROOT / "autograder" / "suites" / ex.folder / "public").is_dir():

@@ -167,7 +167,7 @@ def test_too_many_entries_stops_the_listing(tmp_path):
 
 def test_deep_folders_do_not_crash(tmp_path):
     deep = tmp_path
-    for _ in range(intake.MAX_DEPTH + 5):
+    for _ in range(intake.reading.MAX_DEPTH + 5):
         deep = deep / "d"
     deep.mkdir(parents=True)
     (deep / "attention.py").write_text("x = 1\n")

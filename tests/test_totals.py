@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch, contract, gradebook, results
+from autograder import contract, gradebook, results
+from autograder.batching.discovery import Entry
+from autograder.batching.runner import Row, Runner
 from autograder.grading import SUITES_DIR, GradeRequest, grade, scale_to_totals
 from autograder.sandbox import SandboxConfig
 
@@ -137,9 +139,9 @@ def test_odd_weights_and_awkward_totals_add_up(tmp_path, suites_copy, points):
     assert outcome.output.startswith(f"Total: {float(total):g} / {float(total):g}")
 
     # batch reads the same file into its gradebook row: exact in the CSV too
-    runner = batch.Runner(tmp_path / "batch", exercises)
-    entry = batch.Entry(student="Ada, \"the\"\nfirst | one", key="ada", path=tmp_path / "solutions")
-    row = runner._read(batch.Row(entry=entry), results_path, 0, b"")
+    runner = Runner(tmp_path / "batch", exercises)
+    entry = Entry(student="Ada, \"the\"\nfirst | one", key="ada", path=tmp_path / "solutions")
+    row = runner._read(Row(entry=entry), results_path, 0, b"")
     assert row.status == "ok" and row.reason == ""
     gradebook.write_csv(tmp_path / "grades.csv", [row], exercises)
     with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as handle:

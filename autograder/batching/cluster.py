@@ -1,6 +1,6 @@
 """``batch --scheduler ADDRESS``: each submission graded as a task on a Dask cluster.
 
-TA's side (:class:`ClusterPool`, what :meth:`autograder.batch.Runner.execute` calls instead of
+TA's side (:class:`ClusterPool`, what :meth:`autograder.batching.runner.Runner.execute` calls instead of
 the local warm pool): the staged private copy of a submission is packed into a deterministic,
 bounded ``.tar.gz`` (:func:`pack`: sorted entries, fixed times, owners and modes; links kept
 as links, never followed) and sent with the task, so no shared file system is assumed. The

@@ -102,7 +102,7 @@ class WarmGrader:
 
 
 class WarmPool:
-    """Warm graders by worker user (job slot); used by :meth:`autograder.batch.Runner.execute`."""
+    """Warm graders by worker user (job slot); used by :meth:`autograder.batching.runner.Runner.execute`."""
 
     def __init__(self, runner) -> None:
         self.runner = runner

@@ -31,6 +31,32 @@ from autograder import contract  # data only: which exercise bans which API
 from autograder.sandbox import guards, opguard, wire
 from autograder.sandbox.reachin import ReachInWatch
 
+
+def load_lazy_parts() -> None:
+    """Run once, where the worker module is imported (the grader, before any worker forks; a
+    spawned worker before it says ready): what torch and matplotlib load on first use only.
+
+    The first call on PyTorch's ``meta`` device imports about 800 modules (sympy, the meta
+    registrations: about 4 s here, more at half a CPU) and the first drawing loads fonts. Done
+    inside a student's call, that time would count against the call's timeout and could fail
+    a correct submission (every exercise's device probe uses the meta device)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    layer = torch.nn.Linear(4, 4, device="meta")                      # no values: no CPU work
+    x = torch.empty(2, 3, 4, device="meta")                          # (B, n, d)
+    scores = layer(x) @ x.transpose(-1, -2)                           # (B, n, n)
+    future = torch.ones(3, 3, dtype=torch.bool, device="meta").triu(1)
+    torch.softmax(scores.masked_fill(future, float("-inf")) / 2.0, dim=-1)
+    figure = Figure(figsize=(2, 2))
+    axes = figure.add_subplot()
+    figure.colorbar(axes.imshow(np.eye(3)), ax=axes)
+    axes.set_xticks(range(3), ["a", "b", "c"])
+    FigureCanvasAgg(figure).draw()
+
+
+load_lazy_parts()
+
 # Taken before any student code runs: a submission that replaces torch.manual_seed cannot
 # stop the grader from resetting the generators.
 _SEEDERS = (random.seed, np.random.seed, torch.manual_seed)

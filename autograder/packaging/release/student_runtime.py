@@ -32,10 +32,10 @@ from typing import Iterable
 from autograder.contract import EXERCISES, Exercise
 
 PREFIX = "autograder"
-CORE = ("__init__.py", "__main__.py", "contract.py", "intake.py", "results.py", "textsafe.py", "zipnames.py", "plugin.py",
+CORE = ("__init__.py", "__main__.py", "contract.py", "results.py", "textsafe.py", "zipnames.py", "plugin.py",
         "grading.py", "check.py", "student_pytest.py", "suites/__init__.py", "suites/checks.py", "suites/pytest.ini",
         "diagnosis/__init__.py")
-CORE_GLOBS = ("sandbox/*.py",)
+CORE_GLOBS = ("intake/*.py", "sandbox/*.py")
 PUBLIC_PATTERNS = ("test_*.py", "conftest.py")
 FORBIDDEN_IMPORTS = ("reference", "solutions", "tests")
 # Kit modules that never ship, even when the core names them (the instructor's commands).

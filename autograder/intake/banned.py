@@ -1,0 +1,81 @@
+"""The APIs an exercise forbids, found in a source text with ``ast`` (nothing is run).
+
+The static half of the rule: the worker refuses banned operators when they run
+(:mod:`autograder.sandbox.opguard`), and the suites' banned-API check reports both."""
+from __future__ import annotations
+
+import ast
+
+from autograder.contract import Exercise, banned_operators
+
+def find_banned(source: str, ex: Exercise) -> list[str]:
+    """Human-readable uses of APIs the exercise forbids, e.g. ``"line 12: torch.nn.MultiheadAttention"``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []                        # reported as an import error by the worker
+    aliases = _import_aliases(tree)
+    operators = banned_operators(ex)              # other doors: torch.ops.aten.X, torch._C._nn.X
+    hits: list[str] = []
+    for node in ast.walk(tree):
+        dotted = _dotted(node, aliases)
+        if dotted and any(dotted == b or dotted.startswith(b + ".") for b in ex.banned):
+            hits.append(f"line {node.lineno}: {dotted}")
+        elif dotted and dotted.startswith("torch.") and any(p in operators for p in dotted.split(".")[1:]):
+            hits.append(f"line {node.lineno}: {dotted}")
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    callers = {name: name for name in ex.numpy_only if name in functions}   # function -> its caller
+    for name in ex.numpy_only:
+        for helper, via in _reachable(name, functions).items():
+            callers.setdefault(helper, via)
+    for name, via in callers.items():
+        for node in ast.walk(functions[name]):
+            dotted = _dotted(node, aliases)
+            if dotted and dotted.split(".")[0] in ("torch", "scipy"):
+                where = name if via == name else f"{name}, called from {via}"
+                hits.append(f"line {node.lineno}: {dotted} inside {where} (NumPy only)")
+                break
+    return sorted(set(hits), key=lambda h: (int(h.split(":")[0].split()[1]), h))
+
+
+def _reachable(name: str, functions: dict[str, ast.FunctionDef]) -> dict[str, str]:
+    """The module-level functions ``name`` calls, directly or through others, each with the
+    function that calls it: a NumPy-only rule covers the helpers too."""
+    found: dict[str, str] = {}
+    queue = [name] if name in functions else []
+    while queue:
+        caller = queue.pop()
+        for node in ast.walk(functions[caller]):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                callee = node.func.id
+                if callee in functions and callee != name and callee not in found:
+                    found[callee] = caller
+                    queue.append(callee)
+    return found
+
+
+def _import_aliases(tree: ast.AST) -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    return aliases
+
+
+def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """``F.scaled_dot_product_attention`` -> ``torch.nn.functional.scaled_dot_product_attention``."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+        base = _dotted(node.args[0], aliases)
+        return f"{base}.{node.args[1].value}" if base else None
+    if not isinstance(node, ast.Name) or node.id not in aliases:
+        return None
+    return ".".join([aliases[node.id], *reversed(parts)])

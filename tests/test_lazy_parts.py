@@ -1,0 +1,57 @@
+"""What torch and matplotlib load on first use is loaded before student code is called.
+
+The first call on the meta device imports hundreds of modules (seconds of work); inside a
+student's call it counted against the call's timeout and failed correct submissions under
+load (the device probe of ex1, seen in CI). ``autograder.sandbox.worker`` loads those parts
+where it is imported, so a worker's first probe calls load nothing new.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBE = r'''
+import json, sys
+import autograder.sandbox.worker  # noqa: F401  (the grader and every worker import it first)
+import numpy as np
+import torch
+from autograder.support import probes
+
+class Heads(torch.nn.Module):                       # a student's module, as the probes see it
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+        self.lstm = torch.nn.LSTM(8, 8, batch_first=True)
+    def forward(self, x):
+        scores = self.proj(x) @ x.transpose(-1, -2) / 8 ** 0.5
+        mask = torch.tril(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool, device=x.device))
+        weights = torch.softmax(scores.masked_fill(~mask, -1e9), dim=-1)
+        return self.lstm(weights @ x)[0]
+
+before = set(sys.modules)
+probes.on_meta(Heads(), [np.ones((2, 5, 8), dtype=np.float32)], dtype="float64")
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+fig.colorbar(ax.imshow(np.eye(4)), ax=ax)
+fig.canvas.draw()
+print(json.dumps(sorted(set(sys.modules) - before)))
+'''
+
+
+def test_first_meta_call_and_first_drawing_load_no_module():
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    heavy = [m for m in loaded if m.split(".")[0] in ("sympy", "mpmath")
+             or m.startswith(("torch._meta", "torch._decomp", "torch._refs", "torch._prims",
+                              "matplotlib.font_manager"))]
+    assert not heavy, f"first use loaded {len(loaded)} modules in the student's call, e.g. {heavy[:10]}"
+    assert len(loaded) < 40, loaded
