@@ -36,11 +36,11 @@ def _run(student, support, kind, params, x, eps=None):
     return grad, changes, report, want, f_local, inputs
 
 
-def _expect_gradient(grad, want, f_local, x, eps, inputs):
+def _expect_gradient(grad, want, f_local, x, eps, inputs, rtol=1e-6):
     checks.expect_type(grad, np.ndarray, f"{NAME}(f, x)")
     checks.expect_shape(grad, x.shape, f"{NAME}(f, x)", inputs)
     checks.expect_dtype(grad, np.dtype("float64"), f"{NAME}(f, x)")
-    checks.expect_close(grad, want, f"{NAME}(f, x)", inputs=inputs, rtol=1e-6, atol=1e-8,
+    checks.expect_close(grad, want, f"{NAME}(f, x)", inputs=inputs, rtol=rtol, atol=1e-8,
                         mistakes=lambda: mistakes.numerical_gradient(f_local, x, eps))
 
 
@@ -50,7 +50,10 @@ def test_numerical_gradient_default_eps(student, support):
     """numerical_gradient matches central differences (default eps) on a non-separable f"""
     x = common.rng(30).normal(size=(2, 3))
     grad, _, _, want, f_local, inputs = _run(student, support, "sin_mix", _params(0, x.size), x)
-    _expect_gradient(grad, want, f_local, x, 1e-6, inputs)
+    # At eps=1e-6 a forward difference is off by about eps/2·f'' (~5e-7): rtol 1e-6 let it
+    # pass on about 1 draw in 8. Correct central differences, however written (in place and
+    # restored, one-hot steps, copies), stay within 3e-9 of the reference (1500 draws).
+    _expect_gradient(grad, want, f_local, x, 1e-6, inputs, rtol=1e-7)
 
 
 @pytest.mark.points(1.5)
