@@ -323,6 +323,9 @@ def test_spawned_worker_as_root_is_refused_unless_process_is_forced(monkeypatch,
     from autograder.sandbox.errors import SandboxStartError
     monkeypatch.setenv("AUTOGRADER_WORKER_START", "spawn")
     monkeypatch.delenv(levels.ENV_VAR, raising=False)
+    # announcements are once per process: start as a fresh grader process would (another
+    # test file in this pytest worker, e.g. test_banned_ops, may have announced it already)
+    monkeypatch.setattr(levels, "_announced", set())
     with pytest.raises(SandboxStartError, match="as root"):
         Sandbox([], SandboxConfig(user=WORKER))
     box = Sandbox([], SandboxConfig(user=WORKER, isolation="process"))
