@@ -33,14 +33,17 @@ SCALING = "/ np.sqrt(d_k)"
 WARNING_LINE = 'import sys as _sys; print("UserWarning: TypedStorage is deprecated", file=_sys.__stderr__)\n'
 
 
-def native_score(folder: Path, exercise_id: str) -> float:
+def native_score(folder: Path, exercise_id: str, secret: str | None = None) -> float:
     """kit.grade_folder in a fresh interpreter: one submission per grading process, as in
-    production (several gradings in one process can make later workers hang; see report)."""
+    production (several gradings in one process can make later workers hang; see report).
+    ``secret`` (hex): grade with that seed secret (an export's own), else the checkout's."""
     code = ("import json, sys; sys.path.insert(0, sys.argv[3]); from pathlib import Path; "
-            "from kit import grade_folder; "
-            "print(json.dumps(grade_folder(Path(sys.argv[1]), sys.argv[2]).by_exercise()[sys.argv[2]][0]))")
-    done = subprocess.run([sys.executable, "-c", code, str(folder), exercise_id, str(Path(__file__).parent)],
-                          capture_output=True, text=True, timeout=300)
+            "from autograder import seeds; from kit import grade_folder; "
+            "secret = sys.argv[4] or None\n"
+            "with seeds.secret_override(secret):\n"
+            "    print(json.dumps(grade_folder(Path(sys.argv[1]), sys.argv[2]).by_exercise()[sys.argv[2]][0]))")
+    done = subprocess.run([sys.executable, "-c", code, str(folder), exercise_id, str(Path(__file__).parent),
+                           secret or ""], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return float(done.stdout.strip().splitlines()[-1])
 

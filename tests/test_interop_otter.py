@@ -89,6 +89,9 @@ def test_real_otter_run_matches_native_grader(tmp_path: Path):
     with zipfile.ZipFile(zip_path) as archive:
         names = archive.namelist()
         setup = archive.read("setup.sh").decode()
+        # the assignment's own seed secret (never the checkout's): native grading uses it too,
+        # so both draw the same hidden inputs
+        secret = archive.read("files/autograder/SEED_SECRET").decode().strip()
     assert "files/autograder/interop/adapter.py" in names and "files/reference/attention.py" in names
     assert sum(n.startswith("tests/") for n in names) == len(adapter.groups(EX.id))
     # what otter's own image installs (hence the kit's native Gradescope zip)
@@ -109,7 +112,7 @@ def test_real_otter_run_matches_native_grader(tmp_path: Path):
         seconds[name] = round(time.monotonic() - t0, 1)
         scored = [t for t in out["json"]["tests"] if "max_score" in t]
         tool[name] = (sum(t["score"] for t in scored), sum(t["max_score"] for t in scored))
-        native[name] = native_score(folder, EX.id)
+        native[name] = native_score(folder, EX.id, secret)
     print("otter run seconds:", seconds, f"whole test {time.monotonic() - started:.0f} s")
     print("otter (score, max):", tool, "\nnative:", native)
     for name in files:
