@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -110,7 +111,28 @@ def test_replica_submissions(tmp_path):
                != (subs["solutions"].folder / ex.filename).read_text()]
     assert len(changed) == 1
     assert "/autograder/source/reference/" in (subs["reader"].folder / exercises[0].filename).read_text()
-    assert [c.expect for c in subs.values()] == ["full", "zero", "partial", "zero", "zero"]
+    round3 = {ex.id: (subs["round3"].folder / ex.filename).read_text() for ex in exercises}
+    assert "shmget" in round3[exercises[0].id] and "AF_VSOCK" in round3[exercises[0].id]
+    assert "\\udcff" in round3["ex3"]
+    for ex in exercises:                       # valid Python, and honest work beside the attacks
+        compile(round3[ex.id], ex.filename, "exec")
+        assert (ROOT / "solutions" / ex.folder / ex.filename).read_text().splitlines()[-1] in round3[ex.id] \
+            or ex.id == "ex3"
+    assert [c.expect for c in subs.values()] == ["full", "zero", "partial", "zero", "zero", "full"]
+
+
+def test_round3_attacks_cost_their_exercise_where_they_work(tmp_path):
+    """Outside any sandbox the attacks succeed, so the file refuses to import: in the replica,
+    full marks for the round3 case can only mean the defences held. Run in a private IPC
+    namespace of its own (``unshare --ipc``), so the segments it pins die with it."""
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1): the segments must not outlive the check")
+    exercises = contract.EXERCISES
+    case = next(c for c in replica_runs.cases(ROOT, exercises, tmp_path, ("round3",)))
+    done = subprocess.run(["unshare", "--ipc", sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1])",
+                           str(case.folder / exercises[0].filename)], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "round 3 defences let through: sockets ['AF_INET'" in done.stderr, \
+        done.stderr[-2000:]
 
 
 def _run(expect: str, score: float, privileges: str = "default", level: str = "user") -> list[str]:
@@ -154,12 +176,12 @@ def test_replica_grades_like_gradescope(tmp_path):
                            "--replica-jobs", "3"], cwd=ROOT, capture_output=True, text=True, timeout=1500)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report[-6000:]
-    rows = re.findall(r"^  (solutions|stubs|mutant|symlinks|reader) +(default|sys_admin) +(\S+)/(\S+) .* ok$",
+    rows = re.findall(r"^  (solutions|stubs|mutant|symlinks|reader|round3) +(default|sys_admin) +(\S+)/(\S+) .* ok$",
                       report, re.M)
-    assert len(rows) == 10, report[-6000:]
+    assert len(rows) == 12, report[-6000:]
     scores = {(name, priv): float(score) for name, priv, score, _max in rows}
     total = float(sum(ex.points for ex in contract.EXERCISES))           # 120: ex1-ex6
     for priv in ("default", "sys_admin"):
-        assert scores[("solutions", priv)] == total
+        assert scores[("solutions", priv)] == scores[("round3", priv)] == total
         assert scores[("stubs", priv)] == scores[("symlinks", priv)] == scores[("reader", priv)] == 0.0
         assert 0.0 < scores[("mutant", priv)] < total

@@ -17,6 +17,12 @@ The submissions (:func:`cases`), and what each must score:
 * ``symlinks``: every file a symlink to the kit's own ``/autograder/source/reference/``: zero;
 * ``reader``: stubs, but the first file executes the kit's reference copy read from
   ``/autograder/source`` at import: zero.
+* ``round3``: the solutions beside the round-3 attacks that cost honest work before (issue 20):
+  the first file, at import, tries to pin two 320 MiB System V shared-memory segments (1.25 GiB
+  stayed pinned once and OOM-killed the grader in 768 MB) and to open every socket family but
+  AF_UNIX (netlink and vsock included), and raises if any of that worked; ex3's ValueError
+  message carries lone surrogates, control and bidi characters across the wire. Full marks:
+  a defence that fails shows as a lost exercise, an OOM kill or a missing results.json.
 
 Peak memory is the container's cgroup high-water mark (``memory.max_usage_in_bytes`` on
 cgroup v1, ``memory.peak`` on v2), read inside the container after ``run_autograder``.
@@ -49,7 +55,7 @@ PRIVILEGES = {
                   "--security-opt", "apparmor=unconfined"),
 }
 EXPECTED_LEVEL = {"default": "user", "sys_admin": "namespaces"}   # the strongest each allows
-CASES = ("solutions", "stubs", "mutant", "symlinks", "reader")
+CASES = ("solutions", "stubs", "mutant", "symlinks", "reader", "round3")
 PREFERRED_MUTANT = "np_no_sqrt_scaling"
 RUN_TIMEOUT_S = 900
 MARK = "replica-measure:"
@@ -70,6 +76,54 @@ from pathlib import Path
 _kit = Path("/autograder/source/reference/{filename}")
 exec(compile(_kit.read_text(), "reference", "exec"))   # the grade must not come from here
 '''
+
+# Appended to the first exercise's solution: attacks whose success must cost that exercise.
+_ROUND3_ATTACKS = r'''
+
+# --- replica round3: attacks beside honest work (the grade must stay full) ---
+import ctypes as _r3_ctypes
+import socket as _r3_socket
+
+
+def _r3_pinned_segments(mib=320, count=2):
+    """System V segments created, touched and detached: pinned memory no limit of the worker sees."""
+    libc = _r3_ctypes.CDLL(None, use_errno=True)
+    libc.shmget.argtypes = [_r3_ctypes.c_int, _r3_ctypes.c_size_t, _r3_ctypes.c_int]
+    libc.shmat.argtypes = [_r3_ctypes.c_int, _r3_ctypes.c_void_p, _r3_ctypes.c_int]
+    libc.shmat.restype = _r3_ctypes.c_void_p
+    libc.shmdt.argtypes = [_r3_ctypes.c_void_p]
+    made = 0
+    for _ in range(count):
+        segment = libc.shmget(0, mib << 20, 0o1600)            # IPC_PRIVATE, IPC_CREAT | 0600
+        if segment < 0:
+            continue
+        address = libc.shmat(segment, None, 0)
+        if address is None or address == 2 ** 64 - 1:         # (void *) -1
+            continue
+        _r3_ctypes.memset(address, 1, mib << 20)
+        libc.shmdt(address)
+        made += 1
+    return made
+
+
+def _r3_open_families():
+    opened = []
+    for name, family, kind in (("AF_INET", 2, 2), ("AF_INET6", 10, 2), ("AF_NETLINK", 16, 3),
+                               ("AF_PACKET", 17, 2), ("AF_VSOCK", 40, 1)):
+        try:
+            _r3_socket.socket(family, kind).close()
+            opened.append(name)
+        except OSError:
+            pass
+    return opened
+
+
+_r3_let_through = (_r3_open_families(), _r3_pinned_segments())
+if _r3_let_through[0] or _r3_let_through[1]:
+    raise RuntimeError(f"round 3 defences let through: sockets {_r3_let_through[0]}, "
+                       f"{_r3_let_through[1]} shared-memory segments of 320 MiB")
+'''
+_ODD_TEXT = "\\udcff\\udc80\\x01\\x1b[2J\\u202e"      # as source text: lone surrogates, controls, bidi
 
 
 @dataclass
@@ -123,6 +177,21 @@ def _mutant(root: Path, exercises: tuple[contract.Exercise, ...], target: Path) 
     return f"solutions with {first.id} left as the stub"
 
 
+def _round3(root: Path, exercises: tuple[contract.Exercise, ...], target: Path) -> str:
+    """Write the solutions with the round-3 attacks into ``target``; returns what they are."""
+    _copy_files(root / "solutions", exercises, target)
+    first = target / exercises[0].filename
+    first.write_text(first.read_text() + _ROUND3_ATTACKS)
+    odd = ""
+    for ex in exercises:
+        path = target / ex.filename
+        text = path.read_text()
+        if ex.id == "ex3" and 'raise ValueError(f"' in text:
+            path.write_text(text.replace('raise ValueError(f"', f'raise ValueError(f"{_ODD_TEXT * 40}', 1))
+            odd = "; ex3's ValueError message of lone surrogates, controls and bidi characters"
+    return f"solutions; {exercises[0].filename} pins SysV memory and opens sockets at import{odd}"
+
+
 def _copy_files(source: Path, exercises: tuple[contract.Exercise, ...], target: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for ex in exercises:
@@ -156,6 +225,8 @@ def cases(root: Path, exercises: tuple[contract.Exercise, ...], work: Path,
             first = exercises[0]
             (folder / first.filename).write_text(_READER.format(filename=first.filename))
             out.append(Case(name, folder, "zero", f"stubs; {first.filename} execs the kit's reference"))
+        elif name == "round3":
+            out.append(Case(name, folder, "full", _round3(root, exercises, folder)))
         else:
             raise ReplicaError(f"unknown replica submission {name!r}; known: {', '.join(CASES)}")
     return out
