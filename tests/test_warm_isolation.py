@@ -168,9 +168,12 @@ def test_crashed_warm_grader_is_replaced(tmp_path, monkeypatch):
     from autograder.batching import pool
 
     subs = tmp_path / "subs"
-    for name in ("a", "b"):
+    # "a" is still importing when the kill comes (a second after its grader starts): on a
+    # quiet machine a plain ex1 can finish inside that second and keep its 20 points (CI saw it)
+    slow = SOLUTION + "\nimport time as _slow\n_slow.sleep(30)\n"
+    for name, text in (("a", slow), ("b", SOLUTION)):
         (subs / name).mkdir(parents=True)
-        (subs / name / "attention.py").write_text(SOLUTION)
+        (subs / name / "attention.py").write_text(text)
     send, killed = pool.WarmGrader.send, []
 
     def send_then_kill(self, request):
