@@ -138,6 +138,7 @@ def main() -> int:
                                                   progress=None, warm=mode != "cold",
                                                   scheduler=local.address if local else None)
                         walls.append(time.monotonic() - started)
+                        print(f"  {mode} {jobs} run {rep + 1}: {walls[-1]:.1f} s", flush=True)
                         first = first or rows
                 finally:
                     if local is not None:
