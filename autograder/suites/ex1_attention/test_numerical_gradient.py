@@ -79,12 +79,31 @@ def test_numerical_gradient_any_shape(student, support, shape):
     _expect_gradient(grad, want, f_local, x, eps, inputs)
 
 
+def _x_that_arithmetic_cannot_restore(eps: float, shape: tuple[int, ...] = (3, 2)) -> np.ndarray:
+    """A hidden x on which perturbing in place and restoring by arithmetic (``x[i] += eps``,
+    ``-= 2 * eps``, ``+= eps``) leaves rounding dust in an entry before the last, so that f is
+    later called with two entries changed.
+    Draws again (the same test's seed stream) while x happens to restore exactly: under one
+    CI secret it did, and that mistake kept full marks."""
+    def dusty(flat: np.ndarray, steps: tuple[float, ...]) -> bool:
+        value = flat.copy()
+        for step in steps:
+            value = value + step
+        return bool((value != flat)[:-1].any())
+
+    for attempt in range(64):
+        x = common.rng(33 + 97 * attempt).normal(size=shape)
+        if dusty(x.ravel(), (eps, -2 * eps, eps)):
+            return x
+    return x
+
+
 @pytest.mark.points(1)
 @pytest.mark.covers("numerical_gradient")
 def test_numerical_gradient_leaves_x_unchanged(student, support):
     """numerical_gradient leaves x unchanged and evaluates f at x ± eps·e_i"""
-    x = common.rng(33).normal(size=(3, 2))
     eps = 1e-3
+    x = _x_that_arithmetic_cannot_restore(eps)
     grad, changes, report, _, _, inputs = _run(student, support, "sin_mix", _params(5, x.size), x, eps)
     # in-place perturbation restored with arithmetic may leave rounding dust: allow it
     common.expect_unchanged(changes[1:2], ["x"], NAME, tolerance=1e-12)
