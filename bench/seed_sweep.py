@@ -11,7 +11,10 @@ for each of ``--secrets`` secrets (``sweep_secret(i)``: fixed, so a run can be r
 * the model solution and every alternative correct style (``tests/submissions/*/alternatives``):
   must get full marks;
 * every mutant (``tests/submissions/*/mutants``): must lose points, on every test its
-  ``# expect-fail:`` line names.
+  ``# expect-fail:`` line names;
+* with ``--kinds student`` (not by default: 72 gradings a secret), the blind student corpus
+  (``tests/student_corpus``): correct styles keep full marks, each bug loses points on a
+  test about its function (the verdicts of ``tests/test_student_corpus.py``).
 
 It reports every verdict that breaks under some secret (with the secret, so the case can be
 replayed with ``seeds.secret_override``), mutants whose failed tests vary between secrets
@@ -42,9 +45,9 @@ def sweep_secret(i: int) -> str:
 @dataclass(frozen=True)
 class Case:
     exercise: str
-    kind: str               # "solution", "alternative" or "mutant"
+    kind: str               # "solution", "alternative", "mutant" or "student"
     name: str
-    path: Path | None       # the alternative or mutant file; None for the solution
+    path: Path | None       # the alternative or mutant file, the student folder; None for the solution
 
     @property
     def label(self) -> str:
@@ -66,6 +69,11 @@ def corpus(exercises: list[str] | None = None, kinds: tuple[str, ...] = ("soluti
             cases += [Case(ex.id, "alternative", p.stem, p) for p in sorted((folder / "alternatives").glob("*.py"))]
         if "mutant" in kinds:
             cases += [Case(ex.id, "mutant", p.stem, p) for p in sorted((folder / "mutants").glob("*.diff"))]
+    if "student" in kinds:
+        from test_student_corpus import CORPUS, exercises_of
+        for folder in sorted(p for kind in ("correct", "bugs") for p in (CORPUS / kind).iterdir() if p.is_dir()):
+            if not exercises or set(exercises_of(folder).split(",")) & set(exercises):
+                cases.append(Case(exercises_of(folder), "student", f"{folder.parent.name}-{folder.name}", folder))
     return cases
 
 
@@ -84,6 +92,8 @@ def source_of(case: Case) -> str:
 def grade_case(case: Case, secret: str) -> dict:
     """Grade one case under ``secret``; its verdict as a JSON-able dict (``ok``: as expected)."""
     sys.path.insert(0, str(TESTS))
+    if case.kind == "student":
+        return _grade_student(case, secret)
     from autograder import contract, seeds
     from kit import grade_folder, make_submission
     from mutants import expected_failures
@@ -108,6 +118,17 @@ def grade_case(case: Case, secret: str) -> dict:
             "failed": failed, "ok": not problem, "problem": problem}
 
 
+def _grade_student(case: Case, secret: str) -> dict:
+    from autograder import seeds
+    from test_student_corpus import _graded, problem_of
+    with seeds.secret_override(secret):
+        results = _graded.__wrapped__(case.path, case.exercise)      # never the cached grading
+    problem = problem_of(case.path, results)
+    return {"case": case.label, "secret": secret, "score": results.score, "max": results.max_score,
+            "failed": sorted(t.name for t in results.tests if not t.passed), "ok": not problem,
+            "problem": problem}
+
+
 def run_shard(cases: list[Case], secrets: list[str], out) -> None:
     from autograder.sandbox import forkserver, levels
     levels.detect()
@@ -125,9 +146,10 @@ def summarise(rows: list[dict], seconds: float, n_secrets: int) -> tuple[str, bo
     broken = [r for r in rows if not r["ok"]]
     varying = {c: sorted({tuple(r["failed"]) for r in rs}) for c, rs in by_case.items()
                if "/mutant/" in c and len({tuple(r["failed"]) for r in rs}) > 1}
-    kinds = {k: sum(1 for c in by_case if f"/{k}/" in c) for k in ("solution", "alternative", "mutant")}
+    kinds = {k: sum(1 for c in by_case if f"/{k}/" in c) for k in ("solution", "alternative", "mutant", "student")}
     lines = [f"seed sweep: {n_secrets} secrets x {len(by_case)} cases ({kinds['solution']} solutions, "
-             f"{kinds['alternative']} alternatives, {kinds['mutant']} mutants) = {len(rows)} gradings "
+             f"{kinds['alternative']} alternatives, {kinds['mutant']} mutants, {kinds['student']} student "
+             f"submissions) = {len(rows)} gradings "
              f"in {seconds / 60:.1f} min",
              f"verdicts broken: {len(broken)}" + ("" if broken else " (every correct style got full marks, "
                                                    "every mutant failed its named tests, under every secret)")]
