@@ -152,7 +152,8 @@ def summarise(rows: list[dict], seconds: float, n_secrets: int) -> tuple[str, bo
              f"submissions) = {len(rows)} gradings "
              f"in {seconds / 60:.1f} min",
              f"verdicts broken: {len(broken)}" + ("" if broken else " (every correct style got full marks, "
-                                                   "every mutant failed its named tests, under every secret)")]
+                                                   "every mutant failed its named tests, every student bug lost points on "
+                                                   "its function, under every secret)")]
     for r in broken:
         lines.append(f"  BROKEN {r['case']} secret {r['secret'][:16]}…: {r['problem'][:500]}")
     lines.append(f"mutants whose failed tests vary with the secret (verdict held): {len(varying)}")

@@ -97,15 +97,10 @@ def _x_that_arithmetic_cannot_restore(eps: float, shape: tuple[int, ...] = (3, 2
     later called with two entries changed.
     Draws again (the same test's seed stream) while x happens to restore exactly: under one
     CI secret it did, and that mistake kept full marks."""
-    def dusty(flat: np.ndarray, steps: tuple[float, ...]) -> bool:
-        value = flat.copy()
-        for step in steps:
-            value = value + step
-        return bool((value != flat)[:-1].any())
-
     for attempt in range(64):
         x = common.rng(33 + 97 * attempt).normal(size=shape)
-        if dusty(x.ravel(), (eps, -2 * eps, eps)):
+        restored = ((x + eps) - 2 * eps) + eps                      # what x[i] += eps; -= 2 eps; += eps leaves
+        if (restored != x).ravel()[:-1].any():
             return x
     return x
 
