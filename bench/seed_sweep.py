@@ -120,9 +120,9 @@ def grade_case(case: Case, secret: str) -> dict:
 
 def _grade_student(case: Case, secret: str) -> dict:
     from autograder import seeds
-    from test_student_corpus import _graded, problem_of
+    from test_student_corpus import grade_copy, problem_of
     with seeds.secret_override(secret):
-        results = _graded.__wrapped__(case.path, case.exercise)      # never the cached grading
+        results = grade_copy(case.path, case.exercise)
     problem = problem_of(case.path, results)
     return {"case": case.label, "secret": secret, "score": results.score, "max": results.max_score,
             "failed": sorted(t.name for t in results.tests if not t.passed), "ok": not problem,

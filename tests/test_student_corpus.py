@@ -13,6 +13,7 @@ named likely mistake. ``bench/grade_corpus.py`` prints the same table for notes.
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -40,13 +41,16 @@ def bug_of(folder: Path) -> tuple[str, str, str]:
     return exercise, function.strip(), description.strip()
 
 
-@lru_cache(maxsize=None)
-def _graded(folder: Path, exercises: str):
-    with tempfile.TemporaryDirectory() as tmp:       # grades a copy: the corpus stays as written
-        import shutil
+def grade_copy(folder: Path, exercises: str):
+    """Grade a copy of a corpus submission (the corpus stays as written) under the current
+    seed secret (``bench/seed_sweep.py`` sets another one)."""
+    with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "submission"
         shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("BUG.txt"))
         return grade_folder(copy, exercises)
+
+
+_graded = lru_cache(maxsize=None)(grade_copy)       # the tests below share one grading each
 
 
 def exercises_of(folder: Path) -> str:

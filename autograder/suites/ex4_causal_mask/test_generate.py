@@ -40,11 +40,12 @@ def _models(support, offset: int, tie_period: int | None = None,
         if prompt is None:
             return support.lm.build(**kwargs), local
         want = ref.greedy_generate(local, prompt, k)
-        if not _margins_ok(local, want, prompt.shape[1]):
+        logits = _step_logits(local, want, prompt.shape[1])
+        if not _margins_ok(logits, tie_period):
             continue
         if varied and not _changes_token(want, prompt.shape[1]):
             continue
-        if tie_period is None or _topk_breaks_a_tie_elsewhere(local, want, prompt.shape[1]):
+        if tie_period is None or _topk_breaks_a_tie_differently(logits):
             return support.lm.build(**kwargs), local
         fallback = fallback or kwargs
     if fallback is not None:
@@ -52,16 +53,17 @@ def _models(support, offset: int, tie_period: int | None = None,
     raise RuntimeError("internal: no candidate test model has clear margins (and a varied continuation)")
 
 
-def _topk_breaks_a_tie_elsewhere(model, ids: torch.Tensor, prompt_len: int) -> bool:
-    """At some step of the greedy continuation ``ids``, ``topk(1)`` does not pick the lowest
-    of the tied top tokens."""
+def _step_logits(model, ids: torch.Tensor, prompt_len: int) -> list[torch.Tensor]:
+    """The next-token logits, (B, vocab) each, at every generation step of the greedy
+    continuation ``ids`` (B, prompt_len + k)."""
     with torch.no_grad():
-        for end in range(prompt_len, ids.shape[1]):
-            logits = model(ids[:, :end])[:, -1, :]                             # (B, vocab)
-            top = logits.topk(1, dim=-1).indices                              # (B, 1)
-            if not torch.equal(top, logits.argmax(dim=-1, keepdim=True)):
-                return True
-    return False
+        return [model(ids[:, :end])[:, -1, :] for end in range(prompt_len, ids.shape[1])]
+
+
+def _topk_breaks_a_tie_differently(step_logits: list[torch.Tensor]) -> bool:
+    """At some step ``topk(1)`` does not pick the lowest of the tied top tokens (as argmax does)."""
+    return any(not torch.equal(logits.topk(1, dim=-1).indices, logits.argmax(dim=-1, keepdim=True))
+               for logits in step_logits)                                       # (B, 1) each
 
 
 def _changes_token(ids: torch.Tensor, prompt_len: int) -> bool:
@@ -70,16 +72,13 @@ def _changes_token(ids: torch.Tensor, prompt_len: int) -> bool:
     return bool((generated != generated[:, :1]).any())
 
 
-def _margins_ok(model, ids: torch.Tensor, prompt_len: int) -> bool:
+def _margins_ok(step_logits: list[torch.Tensor], tie_period: int | None) -> bool:
     """Grader sanity: away from forced ties, the top logit wins by a clear margin."""
-    with torch.no_grad():
-        for end in range(prompt_len, ids.shape[1]):
-            logits = model(ids[:, :end])[:, -1, :]
-            if model.tie_period is not None:
-                logits = logits[:, :model.tie_period]
-            top = logits.topk(2, dim=-1).values
-            if float((top[:, 0] - top[:, 1]).min()) < 1e-4:
-                return False
+    for logits in step_logits:
+        distinct = logits if tie_period is None else logits[:, :tie_period]   # (B, tie_period)
+        top = distinct.topk(2, dim=-1).values
+        if float((top[:, 0] - top[:, 1]).min()) < 1e-4:
+            return False
     return True
 
 
