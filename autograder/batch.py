@@ -37,7 +37,7 @@ from autograder import contract, results
 from autograder import jobs as private_jobs
 from autograder.batching import cluster, interrupt_on_termination, resume
 from autograder.batching.discovery import Discovery, discover
-from autograder.batching.runner import Row, Runner
+from autograder.batching.runner import Row, RowStatus, Runner
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
 
 # Grading one submission (the subprocess, its timeout, its row): autograder/batching/runner.py.
@@ -85,11 +85,11 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                 row = future.result()
             except Exception as exc:  # noqa: BLE001 - the batch itself must go on
                 row = runner._zero(Row(entry=entry), out_dir / "results" / entry.key / "results.json",
-                                   "error", f"the batch could not run the grader: {exc}")
+                                   RowStatus.ERROR, f"the batch could not run the grader: {exc}")
             rows[entry.key] = row
             resume.record(out_dir / "results" / entry.key, keys.get(entry.key), row, run_id)
             name = results.one_line(entry.student, 24)
-            bar.set_postfix_str(f"{name}: {row.total:g}" if row.status == "ok" else f"{name}: {row.status}")
+            bar.set_postfix_str(f"{name}: {row.total:g}" if row.status is RowStatus.OK else f"{name}: {row.status}")
             bar.update(1)
     except KeyboardInterrupt:
         runner.stop_all()
@@ -157,8 +157,8 @@ def command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("batch: interrupted; running graders were stopped", file=sys.stderr)
         return 130
-    graded = [r for r in rows if r.status == "ok"]
-    problems = [r for r in rows if r.status != "ok"]
+    graded = [r for r in rows if r.status is RowStatus.OK]
+    problems = [r for r in rows if r.status is not RowStatus.OK]
     print(f"{len(rows)} submissions: {len(graded)} graded, {len(problems)} with problems"
           + (f" ({', '.join(sorted({r.status for r in problems}))})" if problems else ""))
     if found.ignored:

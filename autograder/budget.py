@@ -1,8 +1,8 @@
 """Time budgets per exercise, and no waiting twice for the same hanging function.
 
 Each exercise gets a wall-clock budget (seconds) for all of its tests. :class:`Budgets`
-holds the clocks; :class:`BudgetedSandbox` stands between the tests' ``Remote`` handles and
-the real :class:`~autograder.sandbox.Sandbox`:
+holds the clocks; :class:`Budgeted` is middleware between the tests' ``Remote`` handles and
+the :class:`~autograder.sandbox.Sandbox` (both are a ``Channel``):
 
 * a call into the worker may take at most ``min(call_timeout, what is left of the budget)``;
   once the budget is spent, every further call (and test) of that exercise fails at once
@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
+from autograder.sandbox import protocol
 from autograder.sandbox.errors import StudentError, WorkerCrashed
+from autograder.sandbox.protocol import ErrorKind
+from autograder.sandbox.session import Channel
 
 DEFAULT_BUDGET_S = 70.0       # per exercise: 5 x 70 s = 350 s, well under run_autograder's 480 s (imports, start-up)
-_MAX_REF_SCAN = 200           # encoded arguments inspected for student references
 
 
 class BudgetSpent(StudentError):
@@ -79,45 +80,43 @@ class Budgets:
                 "results; look for code that is very slow or never finishes")
 
 
-class BudgetedSandbox:
-    """A :class:`~autograder.sandbox.Sandbox` whose requests respect :class:`Budgets`.
+class Budgeted:
+    """Middleware between the tests' proxies and a sandbox: every request respects
+    :class:`Budgets` (a :class:`~autograder.sandbox.session.Channel` in front of another)."""
 
-    Everything but ``request`` is the wrapped sandbox's (``generation``, ``load_errors``, …).
-    """
+    def __init__(self, inner: Channel, budgets: Budgets, call_timeout: float):
+        self._inner, self._budgets, self._call_timeout = inner, budgets, call_timeout
 
-    def __init__(self, sandbox: Any, budgets: Budgets):
-        object.__setattr__(self, "_inner", sandbox)
-        object.__setattr__(self, "_budgets", budgets)
-        object.__setattr__(self, "_types", {})      # (generation, handle id) -> type name
+    @property
+    def generation(self) -> int:
+        return self._inner.generation
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    def load_error(self, module: str) -> protocol.WorkerError | None:
+        return self._inner.load_error(module)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self._inner, name, value)
+    def discard_worker(self) -> None:
+        self._inner.discard_worker()
 
-    def request(self, header: dict, buffers: list[bytes], module: str | None = None) -> tuple[dict, list[bytes]]:
+    def request(self, request: protocol.Request, module: str | None = None) -> protocol.Reply:
         inner, budgets = self._inner, self._budgets
         exercise = budgets.current
-        if module is not None and module in inner.load_errors:
-            return inner.request(header, buffers, module=module)     # raises ExerciseUnavailable
-        key, label = call_key(header, self._type_of)
+        if module is not None and inner.load_error(module) is not None:
+            return inner.request(request, module=module)            # raises ExerciseUnavailable
+        key, label = call_key(request)
         hung = budgets.hung.setdefault(exercise, {}) if exercise else {}
         if key is not None and key in hung:
             raise EarlierTimeout(f"this call was not made: {hung[key]} did not finish in an earlier "
                                  "test, so it is not waited for again (look for an infinite loop "
                                  "or code that is far too slow)")
         budgets.check(exercise)
-        limit = inner.config.call_timeout
         remaining = budgets.remaining(exercise)
         try:
-            reply = inner.request(header, buffers, module=module, timeout=min(limit, max(remaining, 0.001)))
-            self._remember_types(reply[0].get("ok") if isinstance(reply[0], dict) else None)
-            return reply
+            return inner.request(request, module=module,
+                                 timeout=min(self._call_timeout, max(remaining, 0.001)))
         except WorkerCrashed as crash:
-            if crash.kind != "timeout":
+            if crash.kind is not ErrorKind.TIMEOUT:
                 raise
-            if remaining < limit and exercise is not None:       # the budget ran out, not the call limit
+            if remaining < self._call_timeout and exercise is not None:   # the budget ran out, not the call limit
                 budgets.spent_at.setdefault(exercise, budgets.elapsed(exercise))
                 raise BudgetSpent(budgets.spent_message(exercise).replace(
                     "this test did not run", "this test was stopped")) from None
@@ -125,19 +124,8 @@ class BudgetedSandbox:
                 hung[key] = label
             raise
 
-    def _type_of(self, handle: str) -> str:
-        return self._types.get((self._inner.generation, handle), "object")
 
-    def _remember_types(self, node: Any) -> None:
-        """Handles in a reply and their types, so calls on them can be named and keyed."""
-        if len(self._types) > 50_000:
-            self._types.clear()
-        for item in _nodes(node):
-            if isinstance(item.get("H"), str) and isinstance(item.get("type"), str):
-                self._types[(self._inner.generation, item["H"])] = item["type"][:80]
-
-
-def call_key(header: dict, type_of: Any = lambda handle: "object") -> tuple[tuple | None, str]:
+def call_key(request: protocol.Request) -> tuple[tuple | None, str]:
     """What counts as "the same function" for a request, and how to name it to the student.
 
     Module attributes by their path (``attention.softmax``); calls on objects the student's
@@ -145,39 +133,13 @@ def call_key(header: dict, type_of: Any = lambda handle: "object") -> tuple[tupl
     object; kit helpers (``support.…``) together with the student references they are given.
     Only calls are keyed (``getattr`` reads are not).
     """
-    if header.get("op") != "call":
+    if not isinstance(request, protocol.Call):
         return None, ""
-    target = header.get("target") if isinstance(header.get("target"), dict) else {}
-    root, path = _describe_ref(target, type_of)
-    refs = tuple(sorted({_describe_ref(r, type_of)[1] for r in _nodes([header.get("args"), header.get("kwargs")])
-                         if "R" in r and str(r.get("R")) != "support"}))
-    if root == "support":
-        if not refs:
+    target = request.target
+    path = target.describe()
+    given = tuple(sorted({ref.describe() for ref in request.refs if ref.kind is not protocol.RefKind.SUPPORT}))
+    if target.kind is protocol.RefKind.SUPPORT:
+        if not given:
             return None, ""           # the kit's own helper on plain data: not the student's code
-        return ("support", path, refs), f"{path} (given {', '.join(refs)})"
-    return (root, path), path
-
-
-def _describe_ref(ref: dict, type_of: Any) -> tuple[str, str]:
-    key = str(ref.get("R", ""))
-    parts = [str(p) for p in (ref.get("path") or []) if isinstance(p, str)][:8]
-    if key.startswith("m:"):
-        return "module", ".".join([key[2:], *parts])
-    if key == "support":
-        return "support", ".".join(["support", *parts])
-    return "object", ".".join([f"a {type_of(key)} object", *(parts or ["__call__"])])
-
-
-def _nodes(tree: Any) -> list[dict]:
-    """The dicts inside an encoded tree (bounded walk: at most _MAX_REF_SCAN items)."""
-    found: list[dict] = []
-    stack, budget = [tree], _MAX_REF_SCAN
-    while stack and budget > 0:
-        item = stack.pop()
-        budget -= 1
-        if isinstance(item, dict):
-            found.append(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return found
+        return ("support", path, given), f"{path} (given {', '.join(given)})"
+    return (target.kind.value, path), path

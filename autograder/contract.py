@@ -24,10 +24,10 @@ class Exercise:
     banned: tuple[str, ...] = field(default=())  # dotted API names the student may not use
     numpy_only: tuple[str, ...] = field(default=())  # functions that must not touch torch/scipy
     points: float = 20.0         # the exercise's total; tests' `points` markers are weights within it
-    # Modules the grader imports before it forks the worker, so both share one copy (pages
-    # shared copy-on-write) instead of each importing it: for libraries that the exercise's
-    # code and the suite's reference both pull in lazily.
-    preload: tuple[str, ...] = field(default=())
+    # What student calls of this exercise load on first use (``sandbox.worker.WARM_UPS``:
+    # "meta" device probes, "figures", an "optimizer" step): loaded by the zygote before it
+    # forks this exercise's worker, never on the clock of a student's call.
+    warm_up: tuple[str, ...] = field(default=("meta",))
     # In the default assignment (no --exercises)? False: opt-in, built only when named.
     default: bool = True
     # What `check` tells students the hidden tests check besides the public ones (themes,
@@ -106,6 +106,7 @@ EXERCISES: tuple[Exercise, ...] = (
         id="ex2", folder="ex2_visualization", module="visualize",
         title="Visualising attention weights",
         names=("plot_attention", "plot_attention_heads", "top_attended"),
+        warm_up=("figures",),
     ),
     Exercise(
         id="ex3", folder="ex3_multihead", module="multihead",
@@ -128,7 +129,7 @@ EXERCISES: tuple[Exercise, ...] = (
         names=("make_recall_dataset", "LSTMClassifier", "AttentionClassifier",
                "input_gradient_norms", "path_length", "train", "accuracy"),
         banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
-        preload=("torch._dynamo",),      # an optimizer's first step imports it: ~1 s, ~80 MB
+        warm_up=("meta", "optimizer"),
     ),
     Exercise(
         id="ex6", folder="ex6_positional_encoding", module="positional",
@@ -136,7 +137,7 @@ EXERCISES: tuple[Exercise, ...] = (
         names=("sinusoidal_encoding", "LearnedPositionalEmbedding", "add_positional_encoding",
                "make_copy_task", "extrapolation_experiment", "plot_encoding"),
         banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
-        preload=("torch._dynamo",),      # the experiment's optimizer imports it on its first step
+        warm_up=("meta", "figures", "optimizer"),
         default=False,                   # opt-in: build --exercises ex1,ex2,ex3,ex4,ex5,ex6
         hidden_coverage=(
             "the sinusoidal table against the paper's formula for other lengths and widths (odd "

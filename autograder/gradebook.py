@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from autograder import contract, textsafe
+from autograder.batching.runner import RowStatus
 from autograder.results import one_line
 
 TOP_MISCONCEPTIONS = 15
@@ -50,7 +51,7 @@ def pass_rates(rows: Sequence) -> list[tuple[str, int, int]]:
     seen: Counter = Counter()
     order: dict[str, int] = {}
     for r in rows:
-        if r.status != "ok":
+        if r.status is not RowStatus.OK:
             continue
         for t in r.tests:
             name = str(t.get("name", "?"))
@@ -106,7 +107,7 @@ def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Ex
     out_dir = Path(out_dir)
     max_total = round(sum(ex.points for ex in exercises), 4)
     totals = [r.total for r in rows]
-    graded = [r for r in rows if r.status == "ok"]
+    graded = [r for r in rows if r.status is RowStatus.OK]
     lines = ["# Batch grading summary", ""]
     rate = len(rows) / elapsed * 60 if elapsed > 0 else 0.0
     lines += [f"{len(rows)} submissions ({len(graded)} graded, {len(rows) - len(graded)} with "
@@ -129,7 +130,7 @@ def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Ex
                          f"{sum(v == 0 for v in vals)} |")
     lines += ["", "![Score histogram](histogram.png)", ""]
 
-    problems = [r for r in rows if r.status != "ok" or r.reason]
+    problems = [r for r in rows if r.status is not RowStatus.OK or r.reason]
     lines += ["## Submissions that need a look", ""]
     if problems:
         lines += ["| student | submission | status | reason |", "|---|---|---|---|"]

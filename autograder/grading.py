@@ -15,7 +15,6 @@ and read by every front end (``grade``'s summary, ``check``, ``batch``, the inte
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import sys
 import tempfile
@@ -27,10 +26,11 @@ from typing import Callable
 import pytest                                    # before any student code runs (see above)
 
 import autograder
-from autograder import budget, contract, intake, results
+from autograder import budget, contract, feedback, intake, results
 from autograder.plugin import GradingPlugin
-from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig
-from autograder.sandbox import forkserver as zygote
+from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, backends
+from autograder.sandbox.errors import describe_load_error
+from autograder.sandbox.protocol import ErrorKind, WorkerError
 
 PACKAGE_DIR = autograder.PACKAGE_DIR
 SUITES_DIR = PACKAGE_DIR / "suites"
@@ -82,22 +82,17 @@ def grade(request: GradeRequest) -> results.Results:
             "Grading started but did not finish. If this message stays, the autograder itself "
             "failed before it could write your results: please tell the course staff."))
     submission = request.collected or intake.collect(request.submission, request.exercises)
-    config = _worker_config(request)
-    preload(request.exercises)
-    from autograder.sandbox import spawn    # no zygote where workers are spawned (Windows, macOS)
-    forkserver = None if request.in_process or spawn.chosen(config) else zygote.shared()
-    sandbox = open_sandbox(submission, config, forkserver, in_process=request.in_process)
-    level = isolation_level(sandbox)
+    sandbox = open_sandbox(submission, _worker_config(request), request.exercises, in_process=request.in_process)
     budgets = budget.Budgets(dict(request.budgets), request.default_budget)
 
-    def assemble(tests: list[results.TestResult], plugin: GradingPlugin | None, complete: bool) -> results.Results:
+    def assemble(tests: list[results.TestResult], outcomes: list[results.ExerciseOutcome],
+                 complete: bool) -> results.Results:
+        level = sandbox.level
         outcome = results.Results(tests=tests, isolation=level, complete=complete,
-                                  isolation_description=describe_level(level),
-                                  reach_ins=reach_ins(sandbox))
-        outcome.exercises = decide_outcomes(submission, sandbox, tests, plugin, budgets,
-                                              done=None if complete else set(plugin.done if plugin else ()))
+                                  isolation_description=sandbox.backend.level.description,
+                                  reach_ins=reach_ins(sandbox), exercises=outcomes)
         outcome.execution_time = time.monotonic() - started
-        outcome.output = summary(outcome, submission)
+        outcome.output = feedback.summary(outcome, submission)
         return outcome
 
     def checkpoint(plugin: GradingPlugin) -> None:
@@ -105,11 +100,12 @@ def grade(request: GradeRequest) -> results.Results:
             done = set(plugin.done)
             tests = scale_to_totals([dataclasses.replace(t) for t in plugin.ordered_results()
                                      if t.exercise in done], request.exercises)
-            results.write_atomic(request.results_path, assemble(tests, plugin, False).to_json())
+            outcomes = decide_outcomes(submission, sandbox, tests, plugin, budgets, done=done)
+            results.write_atomic(request.results_path, assemble(tests, outcomes, False).to_json())
 
     ran = run(sandbox, submission, request.exercises, budgets, request.public_only,
               request.suites_dir, checkpoint)
-    outcome = assemble(ran.tests, ran.plugin, True)
+    outcome = assemble(ran.tests, ran.outcomes, True)
     report_reach_ins(outcome.reach_ins)
     if request.results_path:
         results.write_atomic(request.results_path, outcome.to_json())
@@ -129,23 +125,20 @@ def _worker_config(request: GradeRequest) -> SandboxConfig:
 
 
 def open_sandbox(submission: intake.Submission, config: SandboxConfig,
-                 forkserver: zygote.ForkServer | None = None, in_process: bool = False) -> Sandbox:
-    """A sandbox holding the submission's usable sources; exercises without one (missing,
-    refused) are recorded as unavailable, so their tests fail with intake's message."""
+                 exercises: tuple[contract.Exercise, ...] = (), in_process: bool = False) -> Sandbox:
+    """A sandbox holding the submission's usable sources, its worker backend chosen now (the
+    zygote starts loading what ``exercises``' student calls need while the grader goes on);
+    exercises without a source (missing, refused) are recorded as unavailable, so their tests
+    fail with intake's message."""
+    warm_up = tuple(dict.fromkeys(part for ex in exercises for part in ex.warm_up))
+    backend = backends.choose(config, in_process=in_process, warm_up=warm_up)
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
-                       for f in submission.found.values() if f.source is not None],
-                      config, forkserver, in_process=in_process)
+                       for f in submission.found.values() if f.source is not None], config, backend)
     for found in submission.found.values():
         if found.source is None:
             # "missing" for refused files too: the message (intake's) says which it is
-            sandbox.load_errors[found.exercise.module] = {"kind": "missing", "message": found.problem}
+            sandbox.mark_missing(found.exercise.module, found.problem)
     return sandbox
-
-
-def preload(exercises: tuple[contract.Exercise, ...]) -> None:
-    """Import what the exercises' code will need before the worker is forked (shared pages)."""
-    for name in sorted({m for ex in exercises for m in ex.preload}):
-        importlib.import_module(name)
 
 
 @dataclass
@@ -250,7 +243,7 @@ def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list
         if done is not None and ex_id not in done:
             continue
         mine = [t for t in tests if t.exercise == ex_id]
-        status, message = _status(found, sandbox.load_errors.get(found.exercise.module), plugin, budgets)
+        status, message = _status(found, sandbox.load_error(found.exercise.module), plugin, budgets)
         out.append(results.ExerciseOutcome(
             exercise=ex_id, status=status, message=message,
             score=round(sum(t.score for t in mine), results.SCORE_DECIMALS),
@@ -264,37 +257,38 @@ def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list
 CRASHES_FOR_CRASHED = 3          # worker deaths in one exercise's tests that make it "crashed"
 
 
-def _status(found: intake.Found, load_error: dict | None, plugin: GradingPlugin | None,
-            budgets: budget.Budgets) -> tuple[str, str]:
-    from autograder.sandbox.errors import describe_load_error
-
+def _status(found: intake.Found, load_error: WorkerError | None, plugin: GradingPlugin | None,
+            budgets: budget.Budgets) -> tuple[results.ExerciseStatus, str]:
+    Status = results.ExerciseStatus
     ex = found.exercise
     if found.kind == "refused":       # intake's messages are one line; file names in them stay in it
-        return results.REFUSED, results.one_line(found.problem or f"{ex.filename} was refused", 2000)
+        return Status.REFUSED, results.one_line(found.problem or f"{ex.filename} was refused", 2000)
     if found.source is None:
-        return results.MISSING, results.one_line(
+        return Status.MISSING, results.one_line(
             found.problem or f"{ex.filename} was not found in the submission", 2000)
     if load_error is not None:
         message = describe_load_error(ex.module, load_error)
-        if load_error.get("type") in ("SyntaxError", "IndentationError", "TabError"):
-            return results.SYNTAX_ERROR, message
-        if load_error.get("kind") == "died":
-            return results.CRASHED, message
-        return results.IMPORT_ERROR, message
+        if load_error.is_syntax_error:
+            return Status.SYNTAX_ERROR, message
+        if load_error.kind is ErrorKind.DIED:
+            return Status.CRASHED, message
+        return Status.IMPORT_ERROR, message
     if budgets.out_of_time(ex.id):
-        return results.OUT_OF_TIME, (f"the time budget for {ex.id} ({budgets.budget(ex.id):g} s) was used "
-                                     "up; the tests that had not finished by then scored 0")
+        return Status.OUT_OF_TIME, (f"the time budget for {ex.id} ({budgets.budget(ex.id):g} s) was used "
+                                    "up; the tests that had not finished by then scored 0")
     crashes = plugin.crashes.get(ex.id, 0) if plugin else 0
     if crashes >= CRASHES_FOR_CRASHED:
-        return results.CRASHED, f"your code's worker process died in {crashes} tests of {ex.id}"
-    return results.GRADED, ""
+        return Status.CRASHED, f"your code's worker process died in {crashes} tests of {ex.id}"
+    return Status.GRADED, ""
 
 
 # --------------------------------------------------------------------------- isolation
 
 def reach_ins(sandbox: Sandbox) -> dict[str, list[list]]:
-    """Reach-ins into the kit noticed in the workers (``sandbox/reachin.py``), by exercise id."""
-    return {contract.BY_MODULE[module].id: records for module, records in sorted(sandbox.reach_ins.items())
+    """Reach-ins into the kit noticed in the workers (``sandbox/reachin.py``), by exercise id:
+    ``[event, file, line]`` each."""
+    return {contract.BY_MODULE[module].id: [[r.event, r.filename, r.line] for r in records]
+            for module, records in sorted(sandbox.reach_ins.items())
             if module in contract.BY_MODULE and records}
 
 
@@ -305,38 +299,3 @@ def report_reach_ins(found: dict[str, list[list]]) -> None:
             print(f"reach-in: {exercise}: {results.one_line(filename, 120)} line {line} called {event} "
                   "(a student file reaching into the grader's worker; reported, not scored)",
                   file=sys.stderr, flush=True)
-
-
-def isolation_level(sandbox: Sandbox) -> str:
-    """The isolation level that ran (``Sandbox.level``; "in-process" for benchmarks and interop)."""
-    return sandbox.level
-
-
-def describe_level(level: str) -> str:
-    """One line on what ``level`` protects (:mod:`autograder.sandbox.isolation`)."""
-    from autograder.sandbox import isolation
-    return isolation.get(level).description
-
-
-# --------------------------------------------------------------------------- summary
-
-def summary(outcome: results.Results, submission: intake.Submission) -> str:
-    """The student-facing summary. Every submission-derived string is made safe first
-    (:func:`results.one_line`, :func:`results.indented`): no line of it is the student's."""
-    lines = [f"Total: {outcome.score:g} / {outcome.max_score:g}", ""]
-    if not outcome.complete:
-        lines[0] += " (grading still under way: only the exercises listed below are done)"
-    for ex_outcome in outcome.exercises:
-        found = submission.found.get(ex_outcome.exercise)
-        title = found.exercise.title if found else ex_outcome.exercise
-        line = f"{ex_outcome.exercise} {title}: {ex_outcome.score:g} / {ex_outcome.max_score:g}"
-        if ex_outcome.status != results.GRADED:
-            line += f" [{results.status_label(ex_outcome.status)}]"
-        if ex_outcome.message:
-            line += "\n" + results.indented(ex_outcome.message)
-        for note in (found.notes if found else []):
-            line += "\n    note: " + results.one_line(note, 500)
-        lines.append(line)
-    if outcome.isolation:
-        lines += ["", f"Isolation: {outcome.isolation} — {results.one_line(outcome.isolation_description, 400)}"]
-    return "\n".join(lines)

@@ -15,11 +15,12 @@ from typing import Callable
 import pytest
 
 from autograder import seeds
-from autograder.budget import Budgets, BudgetedSandbox
+from autograder.budget import Budgeted, Budgets
 from autograder.contract import EXERCISES
 from autograder.intake import Submission
 from autograder.results import TestResult
 from autograder.sandbox import Sandbox, StudentError, StudentModules, WorkerCrashed, support_root
+from autograder.sandbox.protocol import ErrorKind
 
 _FOLDER_TO_ID = {ex.folder: ex.id for ex in EXERCISES}
 _ID_TO_MODULE = {ex.id: ex.module for ex in EXERCISES}
@@ -34,7 +35,7 @@ class GradingPlugin:
         self._sandbox = sandbox
         self._submission = submission
         self.budgets = budgets or Budgets()
-        self._guarded = BudgetedSandbox(sandbox, self.budgets) if sandbox is not None else None
+        self._guarded = Budgeted(sandbox, self.budgets, sandbox.config.call_timeout) if sandbox is not None else None
         self._on_exercise_done = on_exercise_done
         self.results: dict[str, TestResult] = {}
         self.order: list[str] = []
@@ -142,7 +143,7 @@ class GradingPlugin:
             result.output = self.failure_text(item, call.excinfo)
             exc = call.excinfo.value if call.excinfo else None
             result.cause = getattr(exc, "cause", None) or ""      # GradingFailure, StudentError
-            if isinstance(exc, WorkerCrashed) and exc.kind == "died":
+            if isinstance(exc, WorkerCrashed) and exc.kind is ErrorKind.DIED:
                 self.crashes[result.exercise] = self.crashes.get(result.exercise, 0) + 1
 
     def failure_text(self, item: pytest.Item, excinfo) -> str:

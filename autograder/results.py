@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from autograder import textsafe
+from autograder.vocabulary import Word
 
 TEST_OUTPUT_LIMIT = 8_000          # per test; Gradescope itself cuts at 100,000
 CAUSE_LIMIT = 500                  # a test's extra_data cause
@@ -21,35 +22,56 @@ SUMMARY_LIMIT = 20_000
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "gradescope_results.schema.json"
 SCORE_DECIMALS = 4                 # every score the kit writes is a multiple of 10**-4
 
-# What became of one exercise (results.json ``extra_data.exercises[].status``):
-GRADED, MISSING, SYNTAX_ERROR, IMPORT_ERROR = "graded", "missing", "syntax_error", "import_error"
-CRASHED, OUT_OF_TIME, REFUSED = "crashed", "out_of_time", "refused"
-STATUSES = (GRADED, MISSING, SYNTAX_ERROR, IMPORT_ERROR, CRASHED, OUT_OF_TIME, REFUSED)
-# How each status reads: (the summary's "[label]", the gradebook's "note: ex1, ex3" wording).
-# The one table of status words; every front end takes its wording from here.
-STATUS_WORDS: dict[str, tuple[str, str]] = {
-    MISSING: ("missing", "not found"), REFUSED: ("refused", "refused"),
-    SYNTAX_ERROR: ("syntax error", "syntax error"), IMPORT_ERROR: ("import error", "could not be imported"),
-    CRASHED: ("crashed", "crashed"), OUT_OF_TIME: ("out of time", "out of time"),
+class ExerciseStatus(Word):
+    """What became of one exercise (results.json ``extra_data.exercises[].status``): the one
+    vocabulary from the engine to ``check``, ``batch`` and the gradebook."""
+    GRADED = "graded"
+    MISSING = "missing"
+    SYNTAX_ERROR = "syntax_error"
+    IMPORT_ERROR = "import_error"
+    CRASHED = "crashed"
+    OUT_OF_TIME = "out_of_time"
+    REFUSED = "refused"
+
+    @property
+    def label(self) -> str:
+        """The summary's short label ("syntax error")."""
+        return _STATUS_WORDS[self][0]
+
+    @property
+    def note(self) -> str:
+        """The gradebook's wording ("could not be imported")."""
+        return _STATUS_WORDS[self][1]
+
+    @property
+    def file_ran(self) -> bool:
+        """Whether the student's file was imported at all."""
+        return self not in (ExerciseStatus.MISSING, ExerciseStatus.SYNTAX_ERROR,
+                            ExerciseStatus.IMPORT_ERROR, ExerciseStatus.REFUSED)
+
+    @classmethod
+    def read(cls, value: Any) -> "ExerciseStatus":
+        """A status from results.json, tolerantly (an unknown word reads as GRADED)."""
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.GRADED
+
+
+_STATUS_WORDS: dict[ExerciseStatus, tuple[str, str]] = {
+    ExerciseStatus.GRADED: ("graded", "graded"),
+    ExerciseStatus.MISSING: ("missing", "not found"), ExerciseStatus.REFUSED: ("refused", "refused"),
+    ExerciseStatus.SYNTAX_ERROR: ("syntax error", "syntax error"),
+    ExerciseStatus.IMPORT_ERROR: ("import error", "could not be imported"),
+    ExerciseStatus.CRASHED: ("crashed", "crashed"), ExerciseStatus.OUT_OF_TIME: ("out of time", "out of time"),
 }
-
-
-def status_label(status: str) -> str:
-    """The summary's short label for an exercise status ("syntax error")."""
-    return STATUS_WORDS.get(status, (status, status))[0]
-
-
-def status_note(status: str) -> str:
-    """The gradebook's wording for an exercise status ("could not be imported")."""
-    return STATUS_WORDS.get(status, (status, status))[1]
-NOT_LOADED = (MISSING, SYNTAX_ERROR, IMPORT_ERROR, REFUSED)      # the file never ran
 
 
 @dataclass
 class ExerciseOutcome:
     """One exercise's fate, as data: produced by the engine, read by every front end."""
     exercise: str                  # "ex1"
-    status: str                    # one of STATUSES
+    status: ExerciseStatus
     message: str = ""              # for the student; "" when graded normally
     score: float = 0.0
     max_score: float = 0.0
@@ -60,7 +82,7 @@ class ExerciseOutcome:
 
     def to_json(self) -> dict:
         entry = asdict(self)
-        entry.update(score=round(self.score, SCORE_DECIMALS), max_score=round(self.max_score, SCORE_DECIMALS),
+        entry.update(status=self.status.value, score=round(self.score, SCORE_DECIMALS), max_score=round(self.max_score, SCORE_DECIMALS),
                      seconds=round(self.seconds, 3), message=clip(self.message, TEST_OUTPUT_LIMIT),
                      origin=one_line(self.origin, 1000))
         return entry
@@ -78,11 +100,13 @@ class ExerciseOutcome:
                 value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
             elif name in ("tests_total", "tests_passed"):
                 value = int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+            elif name == "status":
+                value = ExerciseStatus.read(value)
             else:
                 value = str(value)
             values[name] = value
         values.setdefault("exercise", "?")
-        values.setdefault("status", GRADED)
+        values.setdefault("status", ExerciseStatus.GRADED)
         return cls(**values)
 
 

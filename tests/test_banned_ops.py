@@ -15,7 +15,6 @@ solutions keep full marks: ``tests/test_solutions.py``, ``tests/test_suites_corp
 """
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess

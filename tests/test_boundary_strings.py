@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from autograder import contract, intake, results, textsafe
-from autograder.sandbox import wire
+from autograder.sandbox import protocol, wire
 from engine_helpers import grader_env, solution
 
 WORKER_USER = "ag-bstr"                       # this file's own worker user
@@ -118,12 +118,13 @@ def test_ordinary_results_are_not_touched():
 # --------------------------------------------------------------------------- worker replies, output
 
 def test_worker_error_records_are_made_safe_and_capped_in_bytes():
-    record = {"kind": "raised", "type": "Value\x1bError", "message": (SURROGATE_MESSAGE + UNSAFE_SPRAY + "😀") * 500,
+    record = {"kind": "exception", "type": "Value\x1bError", "message": (SURROGATE_MESSAGE + UNSAFE_SPRAY + "😀") * 500,
               "where": [["/x/\udcff.py", 1, "f\x01", "raise ValueError('\u202e')"]]}
-    clean = wire.check_reply(json.loads(json.dumps({"error": record})))["error"]
-    for value in (clean["type"], clean["message"], *clean["where"][0][::2], clean["where"][0][3]):
+    clean = protocol.Reply.from_frame(json.loads(json.dumps({"error": record})), []).error
+    frame = clean.where[0]
+    for value in (clean.type, clean.message, frame.filename, frame.function, frame.source):
         _assert_safe(value)
-    assert len(clean["message"].encode("utf-8")) <= 4000
+    assert len(clean.message.encode("utf-8")) <= 4000
 
 
 def test_decoded_strings_carry_no_lone_surrogates():

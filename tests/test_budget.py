@@ -21,6 +21,7 @@ import pytest
 
 from autograder import results
 from autograder.budget import Budgets, BudgetSpent, call_key
+from autograder.sandbox import protocol
 from engine_helpers import grade_cli, grade_command, grader_env, solution, write_submission
 from test_hostile import stub_source
 
@@ -69,17 +70,18 @@ def test_budget_unit_rules():
 
 
 def test_call_keys_name_the_function():
-    call = {"op": "call", "target": {"R": "m:attention", "path": ["softmax"]}, "args": [], "kwargs": {}}
+    softmax = protocol.Ref.module("attention").attr("softmax")
+    call = protocol.Call(softmax)
     assert call_key(call) == (("module", "attention.softmax"), "attention.softmax")
-    on_object = {"op": "call", "target": {"R": "h:7", "path": []}, "args": [], "kwargs": {}}
-    key, label = call_key(on_object, lambda handle: "MultiHeadAttention")
+    on_object = protocol.Call(protocol.Ref("o7", (), "MultiHeadAttention"))
+    key, label = call_key(on_object)
     assert "MultiHeadAttention" in label and key == ("object", label)
     # the kit's helper on plain data is not keyed; given a student function it is
-    plain = {"op": "call", "target": {"R": "support", "path": ["autograd", "grads"]}, "args": [1], "kwargs": {}}
-    assert call_key(plain) == (None, "")
-    given = dict(plain, args=[{"R": "m:attention", "path": ["softmax"]}])
+    grads = protocol.Ref.support().attr("autograd").attr("grads")
+    assert call_key(protocol.Call(grads, {"L": [1]})) == (None, "")
+    given = protocol.Call(grads, {"L": [softmax.to_json()]}, refs=(softmax,))
     assert call_key(given)[0] == ("support", "support.autograd.grads", ("attention.softmax",))
-    assert call_key({"op": "getattr", "target": call["target"]}) == (None, "")
+    assert call_key(protocol.GetAttr(softmax)) == (None, "")
 
 
 def test_slow_exercise_runs_out_of_its_budget_only(tmp_path):
@@ -89,7 +91,7 @@ def test_slow_exercise_runs_out_of_its_budget_only(tmp_path):
     run = grade_cli(folder, tmp_path, "--exercises", "ex1,ex3", "--timeout", "5", "--budget", "ex3=4")
     fates = run.fates
     assert (fates["ex1"].status, fates["ex1"].score, fates["ex1"].max_score) == ("graded", 20.0, 20.0)
-    assert fates["ex3"].status == results.OUT_OF_TIME
+    assert fates["ex3"].status == results.ExerciseStatus.OUT_OF_TIME
     assert fates["ex3"].score < fates["ex3"].max_score == 20.0
     assert "time budget for ex3 (4 s)" in fates["ex3"].message
     late = [o for o in run.outputs("ex3") if "time budget for ex3 (4 s" in o]
@@ -113,7 +115,7 @@ def test_hanging_forward_is_waited_for_once(tmp_path):
     assert len(not_again) >= 5, outputs
     assert any("MultiHeadAttention" in o for o in not_again)
     fate = run.fates["ex3"]
-    assert fate.status == results.GRADED and 0 < fate.score < 20
+    assert fate.status == results.ExerciseStatus.GRADED and 0 < fate.score < 20
 
 
 def test_results_written_as_each_exercise_finishes(tmp_path):
@@ -157,7 +159,7 @@ def test_stub_is_not_slowed_by_budgets(tmp_path):
     folder = write_submission(tmp_path / "sub", {"attention.py": stub_source()})
     run = grade_cli(folder, tmp_path, "--exercises", "ex1", "--exercise-budget", "60")
     assert run.data["score"] == 0.0
-    assert run.fates["ex1"].status == results.GRADED
+    assert run.fates["ex1"].status == results.ExerciseStatus.GRADED
     assert not any("time budget" in o for o in run.outputs("ex1"))
 
 

@@ -6,6 +6,7 @@ The release ships a student-side runtime (``assignments/autograder/``). These te
 """
 from __future__ import annotations
 
+import ast
 import io
 import os
 import re
@@ -81,11 +82,12 @@ def test_release_ships_a_self_contained_check_runtime(release_copy):
     graded = {name for ex in contract.EXERCISES for name in (ex.filename, ex.notebook)}
     assert not [p for p in shipped if Path(p).name in graded]
     assert (runtime / "cli.py").read_text() == student_runtime.CLI_SHIM
-    # support/__init__ imports exactly the helper modules that are shipped
+    # support/__init__ loads exactly the helper modules that are shipped
     init = (runtime / "support" / "__init__.py").read_text()
     helpers = sorted(p.removeprefix("support/").removesuffix(".py") for p in shipped
                      if p.startswith("support/") and p != "support/__init__.py")
-    assert [line.split()[3] for line in init.splitlines() if line.startswith("from ")] == helpers
+    declared = next(line for line in init.splitlines() if line.startswith("__all__ = "))
+    assert ast.literal_eval(declared.removeprefix("__all__ = ")) == helpers
 
 
 def test_a_public_test_that_needs_the_reference_stops_the_release(tmp_path):

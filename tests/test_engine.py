@@ -18,7 +18,7 @@ import torch
 from autograder import contract, intake, results
 from autograder.sandbox import (ModuleSource, NotImplementedByStudent, Remote, Sandbox, SandboxConfig,
                                 StudentError, StudentModules, UnsupportedValue, WorkerCrashed, fetch)
-from autograder.sandbox import wire
+from autograder.sandbox import backends, wire
 from kit import grade_folder, make_submission, solution_file
 
 # --------------------------------------------------------------------------- wire format
@@ -125,9 +125,10 @@ print("hello from import")
 
 @pytest.fixture(scope="module", params=["sandbox", "in_process"])
 def worker(request):
+    backend = backends.InProcessBackend() if request.param == "in_process" else None
     box = Sandbox([ModuleSource("mod", "mod.py", WORKER_SOURCE),
                    ModuleSource("broken", "broken.py", "def f(:\n    pass\n")],
-                  SandboxConfig(call_timeout=2.0), in_process=request.param == "in_process")
+                  SandboxConfig(call_timeout=2.0), backend)
     box.start()
     yield box, StudentModules(box, ["mod", "broken"])
     box.close()
@@ -169,7 +170,7 @@ def test_import_errors_cost_only_that_module(worker):
     box, student = worker
     with pytest.raises(StudentError, match="broken.py has a syntax error on line 1"):
         student.broken.f()          # one worker per exercise: a module loads when first used
-    assert box.load_errors["broken"]["type"] == "SyntaxError"
+    assert box.load_error("broken").type == "SyntaxError" and box.load_error("broken").is_syntax_error
     assert student.mod.add(1, 2) == 3
 
 
@@ -221,7 +222,7 @@ def test_worker_starts_from_a_private_folder_with_path_hooks_on_sys_path():
                 "from autograder.sandbox import ModuleSource, Sandbox, StudentModules\n"
                 "box = Sandbox([ModuleSource('mod', 'mod.py', 'import helper_mod\\n"
                 "def f(): return helper_mod.VALUE + 1\\n')])\n"
-                "box.start(); print(box.load_errors or StudentModules(box, ['mod']).mod.f()); box.close()\n")
+                "box.start(); print(box.load_error('mod') or StudentModules(box, ['mod']).mod.f()); box.close()\n")
         done = subprocess.run([sys.executable, "-c", code, str(lib)], cwd=private,
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and done.stdout.strip() == "42", done.stdout + done.stderr[-3000:]

@@ -72,7 +72,7 @@ def test_refused_file_name_cannot_fake_summary_lines(tmp_path):
     os.symlink("/etc/hostname", folder / INJECTED / "attention.py")
     run = grade_cli(folder, tmp_path, "--exercises", "ex1")
     fate = run.fates["ex1"]
-    assert fate.status == results.REFUSED and "\n" not in fate.message
+    assert fate.status == results.ExerciseStatus.REFUSED and "\n" not in fate.message
     assert _fake_lines(run.data["output"]) == [] and _fake_lines(run.stdout) == []
 
 
@@ -81,7 +81,7 @@ def test_exception_message_cannot_fake_summary_lines(tmp_path):
     quoted under the exercise line; the terminal's failure lines stay one line each."""
     folder = write_submission(tmp_path / "sub", {"attention.py": f"raise RuntimeError({INJECTED!r})\n"})
     run = grade_cli(folder, tmp_path, "--exercises", "ex1")
-    assert run.fates["ex1"].status == results.IMPORT_ERROR
+    assert run.fates["ex1"].status == results.ExerciseStatus.IMPORT_ERROR
     assert _fake_lines(run.data["output"]) == [] and _fake_lines(run.stdout) == []
     assert any(line.startswith("    | ") and FAKE_TOTAL in line for line in run.data["output"].splitlines())
 

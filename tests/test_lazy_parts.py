@@ -1,9 +1,12 @@
-"""What torch and matplotlib load on first use is loaded before student code is called.
+"""What torch and matplotlib load on first use is loaded before student code is called, and
+never by the grader itself.
 
 The first call on the meta device imports hundreds of modules (seconds of work); inside a
 student's call it counted against the call's timeout and failed correct submissions under
-load (the device probe of ex1, seen in CI). ``autograder.sandbox.worker`` loads those parts
-where it is imported, so a worker's first probe calls load nothing new.
+load (the device probe of ex1, seen in CI). The zygote loads those parts
+(``autograder.sandbox.worker.warm_up``, the exercises' ``warm_up``) before it forks a worker,
+so a worker's first probe calls load nothing new; the grader, which needs none of it, never
+imports them.
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = r'''
 import json, sys
-import autograder.sandbox.worker  # noqa: F401  (the grader and every worker import it first)
+from autograder.sandbox import worker
+worker.warm_up()                    # what the zygote does before it forks the workers
 import numpy as np
 import torch
 from autograder.support import probes
@@ -55,3 +59,27 @@ def test_first_meta_call_and_first_drawing_load_no_module():
                               "matplotlib.font_manager"))]
     assert not heavy, f"first use loaded {len(loaded)} modules in the student's call, e.g. {heavy[:10]}"
     assert len(loaded) < 40, loaded
+
+
+GRADER = r'''
+import sys
+from pathlib import Path
+from autograder import contract
+from autograder.grading import GradeRequest, grade
+outcome = grade(GradeRequest(submission=Path(sys.argv[1]), exercises=contract.select("ex1,ex3,ex4")))
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("sympy", "mpmath")
+               or m.startswith(("torch._dynamo", "autograder.sandbox.worker", "autograder.support.figures",
+                                "autograder.support.probes", "matplotlib.figure")))
+print(outcome.score, heavy[:10])
+'''
+
+
+def test_the_grader_never_loads_what_only_student_calls_need():
+    """The meta device's imports (torch._dynamo, sympy), the worker's modules and matplotlib's
+    drawing are loaded by the zygote, not by the grading process. (ex5 and ex6 train the
+    reference in the grader: torch.optim's constructor imports torch._dynamo there.)"""
+    done = subprocess.run([sys.executable, "-c", GRADER, str(ROOT / "solutions")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600,
+                          env={"PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "60.0 []", done.stdout[-2000:]

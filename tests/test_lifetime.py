@@ -219,7 +219,7 @@ def user_level_kit():
 
 def _worker_uid() -> int:
     from autograder.sandbox import users
-    return users.ensure_user(WORKER_USER)[0]
+    return users.ensure_user(WORKER_USER).uid
 
 
 def _level(name: str, request: pytest.FixtureRequest) -> Level:

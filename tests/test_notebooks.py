@@ -58,7 +58,7 @@ def test_notebook_runs_clean_and_its_last_cell_passes_every_public_test(solved_r
     assert _errors(nb) == []
     assert "check.run()" in nb.cells[-1].source
     out = _last_output(nb)
-    passed = re.search(rf"public tests: (\d+) of (\d+) passed", out)
+    passed = re.search(r"public tests: (\d+) of (\d+) passed", out)
     assert passed and passed[1] == passed[2] and int(passed[1]) > 0, out
     assert "✗" not in out and "✓" in out
     assert f"{ex.id} · {ex.title}" in out

@@ -105,7 +105,7 @@ def test_crashing_worker_is_crashed(tmp_path):
     folder = write_submission(tmp_path / "sub", {"attention.py": solution("ex1") + OS_EXIT_IN_SOFTMAX})
     run = grade_cli(folder, tmp_path, "--exercises", "ex1", "--timeout", "5")
     fate = run.fates["ex1"]
-    assert fate.status == results.CRASHED and fate.score < 20.0
+    assert fate.status == results.ExerciseStatus.CRASHED and fate.score < 20.0
     assert "died" in fate.message
 
 

@@ -110,7 +110,7 @@ def _shm_rows(uid: int) -> list[tuple[str, int]]:
 
 @needs_root
 def test_sweep_removes_what_the_worker_user_left_in_the_kernel():
-    uid, gid = users.ensure_user(WORKER)
+    ids = users.ensure_user(WORKER); uid, gid = ids.uid, ids.gid
 
     def leave_objects() -> bytes:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -211,7 +211,7 @@ def _grade(python: Path, cwd: Path, submission: Path, results: Path, level: str,
 def test_student_ipc_and_sockets(kit, agtest_python, level):
     """(7) a SysV segment made, touched and detached by student code is gone after grading,
     and a segment beyond the cap is refused; (8) every socket family but AF_UNIX fails."""
-    uid = pwd.getpwnam(WORKER).pw_uid if _user_exists() else users.ensure_user(WORKER)[0]
+    uid = pwd.getpwnam(WORKER).pw_uid if _user_exists() else users.ensure_user(WORKER).uid
     token = uuid.uuid4().hex[:8]
     proof = Path(f"/var/tmp/ag-r3-proof-{token}")
     proof.mkdir(mode=0o1777)
@@ -277,7 +277,7 @@ def _emulate_suid_dumpable(monkeypatch) -> None:
 
 @needs_root
 def test_helper_is_not_dumpable_and_its_proc_is_roots(monkeypatch):
-    uid, gid = users.ensure_user(WORKER)
+    ids = users.ensure_user(WORKER); uid, gid = ids.uid, ids.gid
     _emulate_suid_dumpable(monkeypatch)
 
     def report() -> bytes:
@@ -296,7 +296,7 @@ def test_every_helper_of_the_grader_drops_privately(monkeypatch, tmp_path):
     """harden's probe, the user level's kill and batch's readability probe each report, from
     inside the helper, that it is not dumpable even where the kernel would make it so."""
     from autograder import jobs
-    uid, gid = users.ensure_user(WORKER)
+    ids = users.ensure_user(WORKER); uid, gid = ids.uid, ids.gid
     _emulate_suid_dumpable(monkeypatch)
     read_end, write_end = os.pipe()
 

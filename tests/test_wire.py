@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.sandbox import wire
+from autograder.sandbox import protocol, wire
 
 
 def raw_frame(head: bytes, buffers: list[bytes] = ()) -> bytes:
@@ -113,15 +113,37 @@ def test_nan_and_big_but_sane_ints_cross():
 ])
 def test_malformed_replies_are_wire_errors(header):
     with pytest.raises(wire.WireError):
-        wire.check_reply(header)
+        protocol.Reply.from_frame(header, [])
 
 
 def test_error_records_are_clipped():
     record = {"kind": "exception", "type": "ValueError", "message": "m" * 100_000,
               "where": [["attention.py", 3, "f", "x = 1"]] * 100}
-    clean = wire.check_reply({"error": record})["error"]
-    assert len(clean["message"]) <= 4000 and len(clean["where"]) <= 16
-    assert wire.check_reply({"ok": {"L": []}}) == {"ok": {"L": []}}
+    clean = protocol.Reply.from_frame({"error": record}, []).error
+    assert len(clean.message) <= 4000 and len(clean.where) <= 16
+    assert clean.kind is protocol.ErrorKind.EXCEPTION and clean.type == "ValueError"
+    assert protocol.Reply.from_frame({"ok": {"L": []}}, []).value == {"L": []}
+
+
+@pytest.mark.parametrize("header", [
+    {"op": "explode"},
+    {"op": "load", "name": 1, "filename": "a.py", "source": ""},
+    {"op": "call", "target": {"R": 3}},
+    {"op": "getattr", "target": {"R": "m:x", "path": ["a", 2]}},
+    {"op": "seed", "seed": "7"},
+])
+def test_malformed_requests_are_wire_errors(header):
+    with pytest.raises(wire.WireError):
+        protocol.request_from_frame(header, [])
+
+
+def test_requests_round_trip_through_frames():
+    call = protocol.Call(protocol.Ref.module("attention").attr("softmax"), {"L": [1]}, {"D": []}, (b"x",))
+    again = protocol.request_from_frame(*call.to_frame())
+    assert again.target == call.target and again.args == {"L": [1]} and again.buffers == (b"x",)
+    for request in (protocol.Load("attention", "attention.py", "x = 1"), protocol.Seed(7),
+                    protocol.GetAttr(protocol.Ref.support().attr("lm"))):
+        assert protocol.request_from_frame(*request.to_frame()) == request
 
 
 # --------------------------------------------------------------------------- decoding is bounded
@@ -174,6 +196,6 @@ def test_a_valid_reply_still_round_trips():
              "b": b"xy", "c": 1 + 2j, "n": None}
     tree = enc.encode(value)
     header, buffers = receive(wire.pack({"ok": tree}, enc.buffers), **reply_limits())
-    out = wire.Decoder(buffers).decode(wire.check_reply(header)["ok"])
+    out = wire.Decoder(buffers).decode(protocol.Reply.from_frame(header, buffers).value)
     assert np.array_equal(out["w"], value["w"]) and torch.equal(out["t"], value["t"])
     assert out["b"] == b"xy" and out["c"] == 1 + 2j and out["n"] is None

@@ -17,15 +17,15 @@ from autograder.sandbox.worker import Server
 server = Server()
 
 def load(name, source):
-    reply, _ = server.handle({"op": "load", "name": name, "filename": name + ".py",
-                              "source": source}, [])
+    reply, _ = server.handle_frame({"op": "load", "name": name, "filename": name + ".py",
+                                    "source": source}, [])
     assert "ok" in reply, reply
 
 def call(target, path, *args):
     enc = wire.Encoder(to_ref=lambda o: o if isinstance(o, dict) and "R" in o else None)
     tree = enc.encode(list(args))
-    reply, buffers = server.handle({"op": "call", "target": {"R": target, "path": path},
-                                    "args": tree, "kwargs": {"D": []}}, enc.buffers)
+    reply, buffers = server.handle_frame({"op": "call", "target": {"R": target, "path": path},
+                                          "args": tree, "kwargs": {"D": []}}, enc.buffers)
     if "error" in reply:
         return {"error": reply["error"]["type"], "message": reply["error"]["message"]}
     return wire.Decoder(buffers, from_handle=lambda n: n["type"]).decode(reply["ok"])

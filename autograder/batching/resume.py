@@ -25,9 +25,10 @@ from typing import Iterable
 
 import autograder
 from autograder import results
+from autograder.batching.runner import RowStatus
 
 MARKER = "complete.json"
-KEPT_STATUSES = ("ok", "no files")
+KEPT_STATUSES = (RowStatus.OK, RowStatus.NO_FILES)
 _ROW_FIELDS = ("scores", "max_scores", "total", "status", "reason", "seconds", "isolation")
 _build_id: str | None = None
 
@@ -125,6 +126,11 @@ def kept(folder: Path, key: str | None, row):
             or marker.get("results_sha256") != _file_sha(folder / "results.json"):
         return None
     for name, value in (marker.get("row") or {}).items():
+        if name == "status":
+            try:
+                value = RowStatus(value)
+            except ValueError:
+                return None
         if name in _ROW_FIELDS:
             setattr(row, name, value)
     row.tests = [t for t in data.get("tests", []) if isinstance(t, dict)]

@@ -25,11 +25,20 @@ from autograder import jobs as private_jobs
 from autograder.batching.discovery import Entry
 from autograder.sandbox.lifetime import BATCH_ENV
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
+from autograder.vocabulary import Word
 
 KIT_ROOT = autograder.repo_root()
 LOG_LIMIT = 64 * 1024
 KILL_GRACE = 5.0
 # Job slot k > 1 runs as the worker user f"{WORKER_USER}{k}" (WORKER_USER: sandbox/limits.py).
+
+
+class RowStatus(Word):
+    """How grading one submission of a batch ended (the gradebook's ``status`` column)."""
+    OK = "ok"
+    NO_FILES = "no files"          # none of the graded files was in the submission
+    TIMEOUT = "timeout"            # the grader ran past --student-timeout
+    ERROR = "error"                # the grader failed or wrote no (complete) results
 
 
 @dataclass
@@ -39,7 +48,7 @@ class Row:
     scores: dict[str, float] = field(default_factory=dict)        # by exercise id
     max_scores: dict[str, float] = field(default_factory=dict)
     total: float = 0.0
-    status: str = "ok"            # ok | no files | timeout | error
+    status: RowStatus = RowStatus.OK
     reason: str = ""
     seconds: float = 0.0
     tests: list[dict] = field(default_factory=list)               # results.json "tests"
@@ -105,13 +114,13 @@ class Runner:
         started = time.monotonic()
         row = Row(entry=entry)
         if self.stopping:
-            return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
+            return self._zero(row, results_path, RowStatus.ERROR, "not graded: the batch was interrupted")
         key = private_jobs.job_key()                  # opaque: all a neighbour could see of this job
         try:
             job = private_jobs.write_job(self.stage_root, key, self.stage(entry, key), results_path, self.hide)
         except (private_jobs.StagingError, OSError) as exc:
             self.unstage(key, None)
-            return self._zero(row, results_path, "error", f"not graded: {results.one_line(exc)}")
+            return self._zero(row, results_path, RowStatus.ERROR, f"not graded: {results.one_line(exc)}")
         worker_user = self._slots.get()
         try:
             code, log, timed_out = self.execute(key, job, worker_user)
@@ -124,10 +133,10 @@ class Runner:
             why = f"grading took longer than {self.student_timeout:g} s and was stopped"
             data = _load_results(results_path)
             if data and data.get("tests"):
-                return self._partial(row, data, "timeout", why)
-            return self._zero(row, results_path, "timeout", why)
+                return self._partial(row, data, RowStatus.TIMEOUT, why)
+            return self._zero(row, results_path, RowStatus.TIMEOUT, why)
         if self.stopping and code != 0:
-            return self._zero(row, results_path, "error", "not graded: the batch was interrupted")
+            return self._zero(row, results_path, RowStatus.ERROR, "not graded: the batch was interrupted")
         return self._read(row, results_path, code, log or b"")
 
     def execute(self, key: str, job: Path, worker_user: str) -> tuple[int, bytes, bool]:
@@ -218,8 +227,8 @@ class Runner:
                    "the grader wrote no test results" if not partial else
                    "the grader stopped before it finished") + f": {last}"
             if partial:
-                return self._partial(row, data, "error", why)
-            return self._zero(row, results_path, "error", why)
+                return self._partial(row, data, RowStatus.ERROR, why)
+            return self._zero(row, results_path, RowStatus.ERROR, why)
         self._fill(row, data)
         return row
 
@@ -237,19 +246,19 @@ class Runner:
             else:
                 row.scores[ex.id], row.max_scores[ex.id] = totals.get(ex.id, (0.0, 0.0))
         row.total = round(sum(row.scores.values()), results.SCORE_DECIMALS)
-        by_status: dict[str, list[str]] = {}
+        Status = results.ExerciseStatus
+        by_status: dict[results.ExerciseStatus, list[str]] = {}
         for ex in self.exercises:
             outcome = outcomes.get(ex.id)
-            if outcome is not None and outcome.status != results.GRADED:
+            if outcome is not None and outcome.status is not Status.GRADED:
                 by_status.setdefault(outcome.status, []).append(ex.id)
-        absent = by_status.get(results.MISSING, []) + by_status.get(results.REFUSED, [])
-        if len(absent) == len(self.exercises) and not by_status.get(results.REFUSED):
-            row.status, row.reason = "no files", "none of the graded files was found in the submission"
+        absent = by_status.get(Status.MISSING, []) + by_status.get(Status.REFUSED, [])
+        if len(absent) == len(self.exercises) and not by_status.get(Status.REFUSED):
+            row.status, row.reason = RowStatus.NO_FILES, "none of the graded files was found in the submission"
             return
-        row.reason = "; ".join(f"{results.status_note(status)}: {', '.join(ids)}"
-                               for status, ids in by_status.items())
+        row.reason = "; ".join(f"{status.note}: {', '.join(ids)}" for status, ids in by_status.items())
 
-    def _partial(self, row: Row, data: dict, status: str, reason: str) -> Row:
+    def _partial(self, row: Row, data: dict, status: RowStatus, reason: str) -> Row:
         """The grader stopped after some exercises: keep their scores (the grader's own partial
         results.json stays), the others score zero."""
         self._fill(row, data)
@@ -259,7 +268,7 @@ class Runner:
             (f"; {row.reason}" if row.reason else "")
         return row
 
-    def _zero(self, row: Row, results_path: Path, status: str, reason: str) -> Row:
+    def _zero(self, row: Row, results_path: Path, status: RowStatus, reason: str) -> Row:
         row.status, row.reason, row.total = status, reason, 0.0
         row.scores = {ex.id: 0.0 for ex in self.exercises}
         row.max_scores = {ex.id: float(ex.points) for ex in self.exercises}

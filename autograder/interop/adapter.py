@@ -7,7 +7,7 @@ hidden and public suites on the student's source and reports per-test outcomes.
 * :func:`collect_tests` - pytest collection only: node id, title, weight, points scaled to
   ``Exercise.points`` (exactly as :func:`autograder.grading.scale_to_totals` does), visibility.
   Exporters use it, so exports regenerate from whatever the suites contain.
-* :func:`run_exercise` - ``Sandbox(in_process=True)`` and :func:`autograder.grading.run`,
+* :func:`run_exercise` - an in-process backend (``open_sandbox(…, in_process=True)``) and :func:`autograder.grading.run`,
   the native grader's engine call minus the worker process. Memoised per
   (exercise, source), so a notebook's ten test cells cost one run.
 * :func:`kernel_source` - the student's source as the tool's kernel sees it.
@@ -119,7 +119,7 @@ def exercise_outcome(exercise_id: str, source: str | None, origin: str = "") -> 
 def run_exercise(exercise_id: str, source: str | None, origin: str = "") -> dict[str, Outcome]:
     """Node id -> outcome for every test of the exercise, on ``source`` (None: missing file).
 
-    Student code is exec'd in THIS process (``Sandbox(in_process=True)``). Its output and
+    Student code is exec'd in THIS process (an in-process backend (``open_sandbox(…, in_process=True)``)). Its output and
     warnings are swallowed so that a tool that scores stderr (nbgrader) is not misled.
     """
     return _run(exercise_id, source, origin).tests
@@ -143,7 +143,7 @@ def _run(exercise_id: str, source: str | None, origin: str) -> ExerciseRun:
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # inside: the sandbox reports its isolation level on stderr, which nbgrader would score
-        sandbox = open_sandbox(submission, SandboxConfig(), None, in_process=True)
+        sandbox = open_sandbox(submission, SandboxConfig(), in_process=True)
         try:
             ran = grading.run(sandbox, submission, (ex,), budgets, pytest_extra=_NO_FAULTHANDLER)
         except RuntimeError as exc:

@@ -1,8 +1,9 @@
 """Run student code in a locked-down worker process and talk to it with plain data.
 
-Grader side:   Sandbox (session.py), Remote / fetch (proxy.py), errors (errors.py)
-Worker side:   worker.py (dispatch), forkserver.py (start-up), limits.py (lock-down)
-Both:          wire.py (JSON + raw buffers; no pickle)
+Grader side:   Sandbox (session.py), Remote / fetch (proxy.py), errors (errors.py),
+               how workers start (backends.py: forkserver.py, spawn.py, in-process)
+Worker side:   worker.py (dispatch), forkserver.py (start-up), isolation.py (lock-down by level)
+Both:          wire.py (JSON + raw buffers; no pickle), protocol.py (the messages, typed)
 
 The names below are loaded on first use (PEP 562): ``from autograder.sandbox import
 SandboxConfig`` must work on Windows and macOS and without importing torch, for the

@@ -1,21 +1,29 @@
 """What can go wrong on the student's side of the boundary, as grader-side exceptions.
 
-Each carries a message written for the student; none carries grader internals.
+Each carries a message written for the student; none carries grader internals. The worker's
+own account of a failure is a typed :class:`~autograder.sandbox.protocol.WorkerError`.
 """
 from __future__ import annotations
+
+from autograder.sandbox.protocol import ErrorKind, WorkerError
 
 
 class StudentError(Exception):
     """The student's code raised, returned something unusable, or its worker failed."""
 
-    def __init__(self, message: str, info: dict | None = None):
+    def __init__(self, message: str, error: WorkerError | None = None):
         super().__init__(message)
-        self.info = info or {}
-        self.cause: str | None = None      # the likely mistake, when the suites can name it
+        self.error = error
+        self.cause: object | None = None    # the likely mistake, when the suites can name it
 
     @property
     def student_message(self) -> str:
         return str(self)
+
+    @property
+    def raised(self) -> str:
+        """The class name of what the student's code raised ("ValueError"), or ""."""
+        return self.error.type if self.error is not None else ""
 
 
 class NotImplementedByStudent(StudentError):
@@ -27,49 +35,46 @@ class UnsupportedValue(StudentError, TypeError):
 
 
 class WorkerCrashed(StudentError):
-    """The worker hung, ran out of memory or exited during a call."""
+    """The worker hung (``ErrorKind.TIMEOUT``), ran out of memory or exited during a call
+    (``ErrorKind.DIED``)."""
 
-    def __init__(self, kind: str, detail: str):
-        super().__init__(f"your code {detail}")
+    def __init__(self, kind: ErrorKind, detail: str):
+        super().__init__(f"your code {detail}", WorkerError(kind, message=detail))
         self.kind, self.detail = kind, detail
 
 
 class ExerciseUnavailable(StudentError):
     """The student's module for this exercise is missing or failed to import."""
 
-    def __init__(self, module: str, info: dict):
-        super().__init__(describe_load_error(module, info), info)
+    def __init__(self, module: str, error: WorkerError):
+        super().__init__(describe_load_error(module, error), error)
         self.module = module
 
 
-def describe_error(info: dict, what: str = "your code") -> str:
-    """One student-facing paragraph from a worker error record."""
-    kind, type_name, message = info.get("kind"), info.get("type", ""), info.get("message", "")
-    if kind == "unencodable":
-        return (f"{what} returned {message}, which the grader cannot accept: return NumPy arrays, "
+def describe_error(error: WorkerError, what: str = "your code") -> str:
+    """One student-facing paragraph from a worker's error record."""
+    if error.kind is ErrorKind.UNENCODABLE:
+        return (f"{what} returned {error.message}, which the grader cannot accept: return NumPy arrays, "
                 "torch tensors, numbers, strings, lists, tuples, dicts or None as the exercise asks")
-    if kind == "not_implemented":
+    if error.kind is ErrorKind.NOT_IMPLEMENTED:
         return f"{what} is not implemented yet (it raised NotImplementedError)"
-    text = f"{what} raised {type_name}: {message}" if message else f"{what} raised {type_name}"
-    where = info.get("where") or []
-    if where:
-        frames = [f'  {fn}, line {line}, in {name}\n    {src}'.rstrip() for fn, line, name, src in where]
+    text = f"{what} raised {error.type}: {error.message}" if error.message else f"{what} raised {error.type}"
+    if error.where:
+        frames = [f"  {f.filename}, line {f.line}, in {f.function}\n    {f.source}".rstrip() for f in error.where]
         text += "\nwhere (most recent call last):\n" + "\n".join(frames)
     return text
 
 
-def describe_load_error(module: str, info: dict) -> str:
+def describe_load_error(module: str, error: WorkerError) -> str:
     filename = f"{module}.py"
-    kind = info.get("kind")
-    if kind == "missing":
-        return info.get("message") or f"{filename} was not found in the submission"
-    if kind in ("timeout", "died"):
-        return f"importing {filename} failed: your code {info.get('message', '')}"
-    if info.get("type") in ("SyntaxError", "IndentationError", "TabError"):
-        text = info.get("text") or ""
-        return (f"{filename} has a syntax error on line {info.get('line')}: {info.get('message')}"
-                + (f"\n    {text.rstrip()}" if text.strip() else ""))
-    return f"importing {filename} failed: " + describe_error(info, what="the module")
+    if error.kind is ErrorKind.MISSING:
+        return error.message or f"{filename} was not found in the submission"
+    if error.kind in (ErrorKind.TIMEOUT, ErrorKind.DIED):
+        return f"importing {filename} failed: your code {error.message}"
+    if error.is_syntax_error:
+        return (f"{filename} has a syntax error on line {error.line}: {error.message}"
+                + (f"\n    {error.text.rstrip()}" if error.text.strip() else ""))
+    return f"importing {filename} failed: " + describe_error(error, what="the module")
 
 
 class SandboxStartError(RuntimeError):

@@ -19,22 +19,44 @@ their parent.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import gc
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 
-from autograder.sandbox import isolation, lifetime, limits, wire
-
-_USER = isolation.UserLevel()          # its sweep runs in the zygote after each user-level worker
-# Loaded here, in the grader, so every worker has it before its mounts hide the kit's source.
-from autograder.sandbox import worker as _worker_module  # noqa: F401
+from autograder.sandbox import backends, isolation, lifetime, limits, protocol, users, wire
+from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
+from autograder.sandbox.output import OutputCollector
+from autograder.sandbox.users import WorkerIds
 
 _CTRL_MAX = 1 << 16
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What the zygote needs to start one worker: its limits, its home folder, its isolation
+    level and (levels with a worker user) the user's ids."""
+    config: limits.SandboxConfig
+    home: str
+    level: str
+    ids: WorkerIds | None = None
+
+    def to_json(self) -> dict:
+        return {"limits": dataclasses.asdict(self.config), "home": self.home, "level": self.level,
+                "ids": dataclasses.asdict(self.ids) if self.ids else None}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "WorkerSpec":
+        ids = data.get("ids")
+        return cls(limits.SandboxConfig(**data["limits"]), data["home"], data["level"],
+                   WorkerIds(**ids) if ids else None)
 
 
 class ForkServer:
@@ -63,9 +85,21 @@ class ForkServer:
         child.close()
         self.pid = pid
         self._ctrl = parent
+        self._pending = 0                               # replies not read yet (warm_up)
+        self._warmed: set[str] = set()
 
-    def spawn(self, fds: list[int], config: dict) -> int:
-        socket.send_fds(self._ctrl, [json.dumps({"op": "spawn", "config": config}).encode()], fds)
+    def warm_up(self, parts: tuple[str, ...]) -> None:
+        """Ask the zygote to load what student calls will need (``worker.WARM_UPS``) before it
+        forks the next worker; the grader goes on meanwhile (the reply is read later)."""
+        parts = tuple(p for p in dict.fromkeys(parts) if p not in self._warmed)
+        if not parts:
+            return
+        self._warmed.update(parts)
+        self._ctrl.sendall(json.dumps({"op": "warm", "parts": list(parts)}).encode())
+        self._pending += 1
+
+    def spawn(self, fds: list[int], spec: WorkerSpec) -> int:
+        socket.send_fds(self._ctrl, [json.dumps({"op": "spawn", "spec": spec.to_json()}).encode()], fds)
         return self._reply()["pid"]
 
     def reap(self, pid: int, timeout: float = 5.0) -> int | None:
@@ -91,6 +125,9 @@ class ForkServer:
             return False
 
     def _reply(self) -> dict:
+        while self._pending:                            # earlier warm-ups answer first
+            self._pending -= 1
+            json.loads(self._ctrl.recv(_CTRL_MAX))
         return json.loads(self._ctrl.recv(_CTRL_MAX))
 
 
@@ -114,15 +151,157 @@ def shared() -> ForkServer:
     return _shared
 
 
+# --------------------------------------------------------------------------- grader side: forked workers
+
+class _DeadlineSocket:
+    """Socket reads that respect one overall deadline (a slow drip cannot stretch a call)."""
+
+    def __init__(self, sock: socket.socket, deadline: float):
+        self._sock, self._deadline = sock, deadline
+
+    def recv(self, size: int) -> bytes:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        self._sock.settimeout(remaining)
+        try:
+            return self._sock.recv(size)
+        except socket.timeout:
+            raise TimeoutError from None
+
+
+START_TIMEOUT = 30.0
+
+
+class ForkedWorker(backends.Worker):
+    """One sandboxed worker, forked by the zygote."""
+
+    def __init__(self, zygote: ForkServer, config: limits.SandboxConfig, level: isolation.Level,
+                 ids: WorkerIds | None):
+        self.config, self.level, self.ids = config, level, ids
+        self.home = tempfile.mkdtemp(prefix="ag-worker-")
+        level.prepare_home(self.home, ids)
+        self._sock, theirs = socket.socketpair()
+        out_r, out_w = os.pipe()
+        self._zygote = zygote
+        self.leader = zygote.spawn([theirs.fileno(), out_w], WorkerSpec(config, self.home, level.name, ids))
+        theirs.close()
+        os.close(out_w)
+        self._output = OutputCollector(out_r, config.output_limit)
+        self._output.start()
+        self.pid = self.leader
+        self.namespace: str | None = None   # the worker's own pid namespace (namespaces level)
+        try:
+            hello = self._receive(START_TIMEOUT)
+            if type(hello.get("pid")) is not int:
+                raise WorkerCrashed(protocol.ErrorKind.DIED, "did not say hello")
+            self.pid = hello["pid"]
+            if level.own_pid_namespace:
+                self.namespace = lifetime.pid_namespace(self.pid)
+            self.ready = protocol.Ready.from_json(self._receive(START_TIMEOUT))
+        except (WorkerCrashed, wire.WireError):
+            self.kill()
+            time.sleep(0.1)
+            raise SandboxStartError("the sandbox worker failed to start:\n" + self._output.text()) from None
+
+    def _receive(self, timeout: float) -> dict:
+        try:
+            header, _ = wire.recv(_DeadlineSocket(self._sock, time.monotonic() + timeout),  # type: ignore[arg-type]
+                                  limit=wire.MAX_REPLY_BYTES, header_limit=wire.MAX_REPLY_HEADER_BYTES)
+            return header
+        except TimeoutError:
+            raise WorkerCrashed(protocol.ErrorKind.TIMEOUT, f"did not start within {timeout:g} s") from None
+        except (EOFError, OSError) as exc:
+            raise WorkerCrashed(protocol.ErrorKind.DIED, str(exc)) from None
+
+    def request(self, request: protocol.Request, timeout: float) -> protocol.Reply:
+        deadline = time.monotonic() + timeout
+        try:
+            self._sock.settimeout(timeout)
+            wire.send(self._sock, *request.to_frame())
+            header, buffers = wire.recv(_DeadlineSocket(self._sock, deadline),   # type: ignore[arg-type]
+                                        limit=wire.MAX_REPLY_BYTES, header_limit=wire.MAX_REPLY_HEADER_BYTES)
+            return protocol.Reply.from_frame(header, buffers)
+        except TimeoutError:
+            self.kill()
+            raise WorkerCrashed(protocol.ErrorKind.TIMEOUT, f"did not finish within {timeout:g} s "
+                                "(an infinite loop, or far too slow?)") from None
+        except (EOFError, OSError, wire.WireError) as exc:
+            status = self.kill(grace=0.5 if isinstance(exc, EOFError) else 0.0)
+            raise WorkerCrashed(protocol.ErrorKind.DIED, describe_exit(status, self.config, exc)) from None
+
+    def kill(self, grace: float = 0.0) -> int | None:
+        status = self._zygote.reap(self.leader, timeout=grace) if grace else None
+        lifetime.kill_groups(self.pid, self.leader)
+        self.level.sweep(self.ids, self.namespace, confined=self.ready.files_restricted,
+                         shared=tuple(self.config.share))
+        if status is None:
+            status = self._zygote.reap(self.leader)
+        self._sock.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+        return status
+
+    def output(self) -> str:
+        return self._output.text()
+
+
+def describe_exit(status: int | None, config: limits.SandboxConfig, exc: Exception) -> str:
+    if isinstance(exc, wire.WireError):
+        return f"sent a reply the grader could not read ({exc})"
+    if status is None:
+        return "stopped answering"
+    code = os.waitstatus_to_exitcode(status)
+    if code in (128 + signal.SIGKILL, -signal.SIGKILL):
+        return ("was killed with SIGKILL: the machine ran out of memory (the worker may "
+                f"allocate {config.memory_mb} MB), or the code killed its own process")
+    if code > 128 or code < 0:
+        sig = code - 128 if code > 128 else -code
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        return f"was killed by signal {name}"
+    return f"exited with status {code} (os._exit / a crash in native code?)"
+
+
+class ForkedBackend(backends.WorkerBackend):
+    """Workers forked from this process's zygote, one per exercise, at ``level``."""
+    per_exercise = True
+
+    def __init__(self, config: limits.SandboxConfig, level: isolation.Level, why: str,
+                 warm_up: tuple[str, ...] = (), zygote: ForkServer | None = None):
+        super().__init__(level, why)
+        if level.worker_user:           # a worker user no other grader on the machine uses now
+            config = dataclasses.replace(config, user=users.claim(config.user))
+        self.config = config
+        self.ids = level.worker_ids(config)
+        self._checked: list[str] | None = None
+        self._zygote = zygote                           # None: this process's shared one
+        self.zygote().warm_up(warm_up)                  # the zygote loads it while we go on
+
+    def zygote(self) -> ForkServer:
+        if self._zygote is not None and self._zygote.alive():
+            return self._zygote
+        return shared()
+
+    def check_files(self) -> list[str]:
+        if self._checked is None:
+            self._checked = self.level.check_files(self.config, self.ids)
+        return self._checked
+
+    def start(self) -> ForkedWorker:
+        self.check_files()
+        return ForkedWorker(self.zygote(), self.config, self.level, self.ids)
+
+
 # --------------------------------------------------------------------------- zygote side
 
 def _zygote_main(ctrl: socket.socket) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from autograder.sandbox import worker       # the worker's modules, loaded once, here
+    isolation.registry()                         # every level's module, before any worker hides the kit
+    _freeze()
     finished: dict[int, int] = {}
     leaders: set[int] = set()                           # spawned workers not yet reaped
-    users: dict[int, tuple[int, int]] = {}              # user-level leaders -> worker (uid, gid)
-    seen: set[tuple[int, int]] = set()                  # every worker user of the user level
-    lifetime.on_shutdown(lambda: [_USER.sweep({"uid": u, "gid": g}, None) for u, g in sorted(seen)])
+    seen: dict[tuple, WorkerSpec] = {}                  # worker users swept when the zygote ends
+    lifetime.on_shutdown(lambda: [_sweep(spec) for spec in seen.values()])
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(ctrl, _CTRL_MAX, 4)
@@ -131,23 +310,35 @@ def _zygote_main(ctrl: socket.socket) -> None:
         if not data:
             return
         msg = json.loads(data)
-        if msg["op"] == "spawn":
-            pid = _spawn(fds, msg["config"], ctrl)
+        if msg["op"] == "warm":
+            worker.warm_up(tuple(msg["parts"]))
+            _freeze()
+            ctrl.sendall(b'{"ok": true}')
+        elif msg["op"] == "spawn":
+            spec = WorkerSpec.from_json(msg["spec"])
+            pid = _spawn(fds, spec, ctrl)
             leaders.add(pid)
-            if isolation.get(msg["config"].get("level", "process")).sweep_in_zygote:
-                users[pid] = (msg["config"]["uid"], msg["config"]["gid"])
-                seen.add(users[pid])
+            if isolation.get(spec.level).sweep_at_zygote_exit:
+                seen[(spec.level, spec.ids)] = spec
             for fd in fds:
                 os.close(fd)
             ctrl.sendall(json.dumps({"pid": pid}).encode())
         elif msg["op"] == "reap":
             status = _reap_worker(msg["pid"], msg["timeout"], finished, leaders)
-            if status is not None and msg["pid"] in users:
-                uid, gid = users.pop(msg["pid"])
-                _USER.sweep({"uid": uid, "gid": gid}, None)
             ctrl.sendall(json.dumps({"status": status}).encode())
         _reap_others(finished, leaders)
         lifetime.kill_orphans(leaders)
+
+
+def _freeze() -> None:
+    """What the zygote holds now is never collected in its workers (their pages stay shared)."""
+    gc.collect()
+    gc.freeze()
+
+
+def _sweep(spec: WorkerSpec) -> None:
+    """The backstop for a grader that died: its worker user's leftovers, everywhere."""
+    isolation.get(spec.level).sweep(spec.ids, None, confined=False, shared=tuple(spec.config.share))
 
 
 def _reap_worker(pid: int, timeout: float, finished: dict[int, int], leaders: set[int]) -> int | None:
@@ -188,13 +379,13 @@ def _reap_others(finished: dict[int, int], leaders: set[int]) -> None:
             finished[pid] = status
 
 
-def _spawn(fds: list[int], config: dict, ctrl: socket.socket) -> int:
+def _spawn(fds: list[int], spec: WorkerSpec, ctrl: socket.socket) -> int:
     pid = os.fork()
     if pid == 0:
         code = 70
         try:
             ctrl.close()
-            _worker_entry(fds[0], fds[1], config)
+            _worker_entry(fds[0], fds[1], spec)
             code = 0
         except BaseException as exc:                     # report set-up failures, never raise
             try:
@@ -206,7 +397,7 @@ def _spawn(fds: list[int], config: dict, ctrl: socket.socket) -> int:
     return pid
 
 
-def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
+def _worker_entry(sock_fd: int, out_fd: int, spec: WorkerSpec) -> None:
     lifetime.start_worker()                 # zygote's signal handlers off; dies with its parent
     os.setsid()
     try:                # RLIMIT_DATA is per process: if the container still runs out of memory
@@ -227,22 +418,23 @@ def _worker_entry(sock_fd: int, out_fd: int, config: dict) -> None:
     sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, errors="replace", closefd=False)
     sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, errors="replace", closefd=False)
     sock = socket.socket(fileno=sock_fd)
-    cfg = limits.SandboxConfig(**config["limits"])
-    level = isolation.get(config.get("level", "process"))
-    root, ipc_bounded = level.enter(sock, cfg, config)   # namespaces: continues as pid 1 of a new one
-    level.drop_user(config)
+    cfg = spec.config
+    level = isolation.get(spec.level)
+    root, ipc_bounded = level.enter(sock, cfg, spec)     # namespaces: continues as pid 1 of a new one
+    level.drop_user(spec)
     lifetime.die_with_parent()              # again: a change of user or group ids clears it
-    os.chdir(config["home"])
+    os.chdir(spec.home)
     limits.scrub_environment()                           # the grader's, also from memory
-    os.environ.update(limits.worker_environment(config["home"]))
+    os.environ.update(limits.worker_environment(spec.home))
     tempfile.tempdir = None                 # the grader's (cached before the fork): the worker's TMPDIR
     level.rlimits(cfg)
+    confined = level.confine(cfg, spec, root)
     filtered = level.filter_syscalls(ipc_bounded)
-    network_blocked = level.network_isolated or filtered
     _single_threaded_maths()
     from autograder.sandbox.worker import serve
-    wire.send(sock, {"ready": True, "network_blocked": network_blocked, "root": root,
-                     "syscall_filter": filtered})
+    ready = protocol.Ready(network_blocked=level.network_isolated or filtered, root=root,
+                           syscall_filter=filtered, files_restricted=confined)
+    wire.send(sock, ready.to_json())
     serve(sock)
 
 

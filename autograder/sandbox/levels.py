@@ -1,4 +1,7 @@
-"""Isolation levels: the strongest one the platform allows, picked once per process.
+"""Which isolation level runs: the strongest the platform allows, picked once per process.
+
+The levels, strongest first, are :func:`autograder.sandbox.isolation.registry` (each class
+says what it does and whether the platform allows it):
 
     namespaces  root with CAP_SYS_ADMIN (and mounts allowed): the worker gets private mount,
                 network and pid namespaces and a root of its own with only what Python and
@@ -6,17 +9,21 @@
     user        root without namespaces (Docker's default seccomp profile, no CAP_SYS_ADMIN:
                 Gradescope): the worker drops to the unprivileged worker user; the kit, hidden
                 tests, results and metadata are unreadable to it by ownership and permissions
-                (verified before any student code runs, see harden.py); network blocked with
-                a seccomp filter where the kernel allows it.
-    process     not root (a laptop, a student's ``check``): a separate process with limits.
+                (verified before any student code runs, see harden.py); a seccomp filter
+                allows no socket but AF_UNIX and no System V / POSIX IPC.
+    landlock    not root, Linux with Landlock (a TA's laptop): the grader's own user, confined
+                by Landlock to reading what Python needs and writing its own temp folder, with
+                the seccomp filter of the user level and no connect (landlock.py).
+    process     not root and no Landlock (macOS, Windows, old kernels; a student's ``check``):
+                a separate process with limits; grade and batch say loudly that nothing else
+                protects the user's files.
 
 What the *user* level cannot do (no mounts): the worker sees the file system as its user's
 permissions allow (system files, ``/proc`` of every process: command lines, not
 environments); RLIMIT_FSIZE caps each file (64 MB), not the number of files, so it can fill
-``/tmp``, ``/var/tmp`` or ``/dev/shm`` while it runs (what it leaves at their top level is
-deleted when it ends; files inside other users' world-writable folders are not); UNIX
-sockets stay open; the seccomp filter exists for x86-64 and aarch64 only (elsewhere the
-log says the network is NOT blocked).
+the places it may write while it runs (every one of them is swept when it ends:
+users.remove_user_files); UNIX sockets stay open; the seccomp filter exists for x86-64 and
+aarch64 only (elsewhere the log says the network is NOT blocked).
 
 Forced levels (tests, instructors): ``SandboxConfig.isolation``, else the environment
 variable ``AUTOGRADER_ISOLATION``, else "auto". A forced level stronger than the platform
@@ -28,42 +35,35 @@ import functools
 import os
 import sys
 
-LEVELS = ("namespaces", "user", "process")
-ENV_VAR = "AUTOGRADER_ISOLATION"
+from autograder.sandbox import isolation
 
-_DESCRIPTIONS = {
-    "namespaces": ("student code runs as an unprivileged user in private mount, network and pid "
-                   "namespaces, in a root of its own holding only what Python and its libraries "
-                   "need, with private size-capped /tmp and /dev/shm; the kit, hidden tests, "
-                   "submission, results and other processes are not visible to it"),
-    "user": ("student code runs as an unprivileged user; the kit, hidden tests, submission, "
-             "results and submission metadata are unreadable to it by ownership and permissions "
-             "(checked before grading); no private namespaces"),
-    "process": ("student code runs in a separate process with time and memory limits, as the "
-                "same user as the grader (no user or namespace isolation)"),
-}
+ENV_VAR = "AUTOGRADER_ISOLATION"
 
 
 class IsolationUnavailable(RuntimeError):
     """A forced isolation level that this platform cannot give."""
 
 
+def names() -> tuple[str, ...]:
+    """Every level, strongest first."""
+    return isolation.names()
+
+
 def describe_level(level: str) -> str:
     """One line for logs and the results summary: what ``level`` protects."""
-    return _DESCRIPTIONS[level]
+    return isolation.get(level).description
 
 
 @functools.lru_cache(maxsize=1)
 def detect() -> tuple[str, str]:
     """(strongest level available, why), probed once per process."""
-    if not hasattr(os, "geteuid") or not hasattr(os, "fork") or not sys.platform.startswith("linux"):
-        return "process", f"no user or namespace isolation on {sys.platform} (or without fork)"
-    if os.geteuid() != 0:
-        return "process", "the grader is not running as root"
-    refused = _probe_namespaces()
-    if refused is None:
-        return "namespaces", "root, and private namespaces and mounts are allowed"
-    return "user", f"root, but private namespaces are refused here ({refused})"
+    refused: dict[str, str] = {}          # stronger level -> why the platform refuses it
+    for cls in isolation.registry():
+        reason = cls.unavailable()
+        if reason is None:
+            return cls.name, cls.available_because(refused)
+        refused[cls.name] = reason
+    raise AssertionError("the process level is always available")     # pragma: no cover
 
 
 def requested(config_value: str | None) -> str:
@@ -71,24 +71,29 @@ def requested(config_value: str | None) -> str:
     value = (config_value or "auto").strip().lower()
     if value == "auto":
         value = (os.environ.get(ENV_VAR) or "auto").strip().lower()
-    if value != "auto" and value not in LEVELS:
-        raise ValueError(f"unknown isolation level {value!r} (use auto, {', '.join(LEVELS)})")
+    if value != "auto" and value not in names():
+        raise ValueError(f"unknown isolation level {value!r} (use auto, {', '.join(names())})")
     return value
 
 
 def resolve(config_value: str | None) -> tuple[str, str]:
-    """(level to use, why). A forced level stronger than the platform allows is refused."""
+    """(level to use, why). A forced level stronger than the platform allows is refused, and
+    so is one the platform cannot give at all (Landlock on an old kernel)."""
     wanted = requested(config_value)
     if wanted == "process":             # always available: no probe (it forks, and may be refused)
         return "process", "forced (isolation by process only)"
     best, why = detect()
     if wanted == "auto":
         return best, why
-    if LEVELS.index(wanted) < LEVELS.index(best):
+    order = names()
+    if order.index(wanted) < order.index(best):
         raise IsolationUnavailable(f"isolation level {wanted!r} was asked for, but the best this "
                                    f"platform gives is {best!r}: {why}")
     if wanted == best:
         return wanted, f"forced ({why})"
+    reason = isolation.get(wanted).unavailable()
+    if reason is not None:
+        raise IsolationUnavailable(f"isolation level {wanted!r} was asked for, but {reason}")
     return wanted, f"forced (the platform would allow {best!r})"
 
 
@@ -119,38 +124,15 @@ _announced: set[tuple[int, str, str]] = set()
 
 def announce(level: str, why: str) -> None:
     """Print ``isolation: <level> — <why>`` to stderr, once per process, level and reason
-    (a new reason, such as a forced level that runs student code as root, is always shown)."""
+    (a new reason, such as a forced level that runs student code as root, is always shown).
+    At the process level, where nothing but a separate process stands between student code
+    and the user's files, it says so loudly."""
     key = (os.getpid(), level, why)
     if key not in _announced:
         _announced.add(key)
         print(f"isolation: {level} — {why}", file=sys.stderr, flush=True)
-
-
-def _probe_namespaces() -> str | None:
-    """None if a child can make private mount/network/pid/IPC namespaces and mount a tmpfs in
-    them; otherwise why not (e.g. "unshare: Operation not permitted")."""
-    from autograder.sandbox import mounts
-    from autograder.sandbox.ipc import CLONE_NEWIPC
-    from autograder.sandbox.limits import libc
-
-    libc()                                      # loaded before the fork
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:                                # the probe: report and leave, nothing else
-        os.close(read_end)
-        message = b"OK"
-        try:
-            mounts.unshare(mounts.CLONE_NEWNS | mounts.CLONE_NEWNET | mounts.CLONE_NEWPID | CLONE_NEWIPC)
-            mounts.make_mounts_private()
-            mounts.mount_tmpfs("/tmp", "size=4k,mode=0700")
-        except BaseException as exc:            # noqa: BLE001 - the reason is the answer
-            message = str(exc).encode()[:500] or type(exc).__name__.encode()
-        os.write(write_end, message)
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        reason = pipe.read().decode(errors="replace")
-    os.waitpid(pid, 0)
-    if reason == "OK":
-        return None
-    return reason or "the probe process died"
+        if level == "process" and not why.startswith("workers are started without fork"):
+            print("isolation: WARNING — at the process level student code runs as YOUR user and can "
+                  "read and write your files (no root, no Landlock here); grade untrusted "
+                  "submissions as root (namespaces or user level) or on a Linux with Landlock",
+                  file=sys.stderr, flush=True)

@@ -266,6 +266,46 @@ def die_with_batch() -> None:
 
 
 
+# --------------------------------------------------------------------------- killing what the grader started
+
+def kill_groups(*pids: int) -> None:
+    """SIGKILL each process and its process group (a worker leader and the worker it became:
+    everything still in their sessions dies with them). Gone or foreign processes are skipped."""
+    for pid in dict.fromkeys(p for p in pids if p and p > 0):
+        for kill in (getattr(os, "killpg", None), os.kill):
+            if kill is None:
+                continue
+            try:
+                kill(pid, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+
+
+def kill_child(proc, grace: float = 0.0) -> int | None:
+    """End a child started with ``subprocess.Popen(start_new_session=True)`` (POSIX: with its
+    whole process group; Windows: the process): wait ``grace`` seconds for it to end on its own
+    first. Its exit code, if it ended."""
+    import subprocess
+    if grace:
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    if proc.returncode is None:
+        if os.name == "posix":
+            kill_groups(proc.pid)
+        else:
+            try:
+                proc.kill()
+            except OSError:
+                pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    return proc.returncode
+
+
 # --------------------------------------------------------------------------- a worker user's processes
 
 def pid_namespace(pid: int) -> str | None:

@@ -47,13 +47,14 @@ def interpreter_paths() -> set[str]:
             if p and os.path.isabs(p) and os.path.exists(p)}
 
 
-def private_scratch(size_mb: int, keep: set[str]) -> None:
-    """Give the worker its own size-capped ``/tmp`` and ``/dev/shm`` (tmpfs, private mount
-    namespace): what it writes there is capped, invisible to others and freed with it.
+def private_scratch(size_mb: int, keep: set[str], folders: tuple[str, ...] = ("/tmp", "/dev/shm")) -> None:
+    """Give the worker its own size-capped ``folders`` (default ``/tmp`` and ``/dev/shm``;
+    tmpfs, private mount namespace): what it writes there is capped, invisible to others and
+    freed with it.
 
     Paths in ``keep`` that lay under them (an interpreter or a checkout in ``/tmp``) are
     bound back from the covered folder, reached through a descriptor opened before."""
-    for folder in ("/tmp", "/dev/shm"):
+    for folder in folders:
         if not os.path.isdir(folder) or os.path.islink(folder):
             continue
         inside = sorted(p for p in keep if p.startswith(folder + "/"))

@@ -1,13 +1,17 @@
 """The worker's system-call policy: a seccomp filter on sockets (and IPC at the user level).
 
-Installed in every worker that runs as the worker user (levels *namespaces* and *user*),
-before any student code. What it guarantees, per call:
+Installed in every worker at the levels *namespaces*, *user* and *landlock*, before any
+student code (it needs no root: ``no_new_privs`` is set first). What it guarantees, per call:
 
-* ``socket()`` and ``socketpair()``: only the families in :data:`ALLOWED_FAMILIES` (AF_UNIX)
-  open; every other family (AF_INET, AF_INET6, AF_VSOCK, AF_NETLINK, AF_PACKET, ...) fails
-  with EACCES. An allowlist: a family added to the kernel tomorrow is refused too. The
-  network namespace alone (namespaces level) does not stop AF_VSOCK (the host's hypervisor)
-  or AF_NETLINK (the kernel's interfaces), hence the filter there as well.
+* ``socket()`` and ``socketpair()``: only the families allowed open; every other family
+  fails with EACCES. An allowlist: a family added to the kernel tomorrow is refused too.
+  Without a network namespace of its own (levels *user* and *landlock*) only AF_UNIX is
+  allowed (:data:`UNIX_ONLY`): no INET socket can reach a Dask scheduler, another grader or
+  the Internet. Inside a private network namespace (level *namespaces*) INET and INET6
+  sockets have nothing to reach and are allowed (:data:`INSIDE_NETWORK_NAMESPACE`: code
+  that probes the network at import keeps working), while the families that cross a
+  network namespace (AF_VSOCK to the host's hypervisor, AF_NETLINK to the kernel's
+  interfaces, AF_PACKET, …) stay refused.
 * ``io_uring_setup`` fails with ENOSYS (io_uring can open sockets without ``socket``).
 * System calls of a foreign ABI (a 32-bit ``socketcall`` or ``ipc``) and the x32 ABI fail
   with EPERM: the filter matches system call numbers, which only mean something in the
@@ -27,13 +31,14 @@ import errno
 import platform
 import socket
 
-ALLOWED_FAMILIES = (socket.AF_UNIX,)        # everything else is refused
+UNIX_ONLY = (socket.AF_UNIX,)                                           # no network namespace
+INSIDE_NETWORK_NAMESPACE = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)   # nothing to reach
 
 # (AUDIT_ARCH_*, system call numbers) per machine
 _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
-    "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "io_uring_setup": 425,
+    "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "connect": 42, "io_uring_setup": 425,
                             "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240}),
-    "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "io_uring_setup": 425,
+    "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "connect": 203, "io_uring_setup": 425,
                              "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180}),
 }
 SOCKET_CALLS = ("socket", "socketpair")     # first argument: the address family
@@ -80,8 +85,12 @@ def _assemble(lines: list[tuple]) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def program(machine: str | None = None, refuse_ipc: bool = False) -> list[tuple[int, int, int, int]] | None:
-    """The BPF program (code, jt, jf, k) for ``machine`` (default: this one); None if unknown."""
+def program(machine: str | None = None, refuse_ipc: bool = False,
+            families: tuple[int, ...] = UNIX_ONLY,
+            refuse_connect: bool = False) -> list[tuple[int, int, int, int]] | None:
+    """The BPF program (code, jt, jf, k) for ``machine`` (default: this one) that opens only
+    sockets of ``families`` (and, with ``refuse_connect``, connects none: a pathname UNIX
+    socket of the grader's user stays out of reach); None if the machine is unknown."""
     arch = _ARCHES.get(machine or platform.machine())
     if arch is None:
         return None
@@ -89,6 +98,8 @@ def program(machine: str | None = None, refuse_ipc: bool = False) -> list[tuple[
     refused = [("io_uring_setup", errno.ENOSYS)]
     if refuse_ipc:
         refused += [(name, errno.EPERM) for name in IPC_CALLS]
+    if refuse_connect:
+        refused.append(("connect", errno.EACCES))
     lines: list[tuple | str] = [
         (_LD_W_ABS, 0, 0, _OFF_ARCH),
         (_JEQ_K, "native", 0, audit_arch),
@@ -103,15 +114,25 @@ def program(machine: str | None = None, refuse_ipc: bool = False) -> list[tuple[
         lines += [(_JEQ_K, 0, f"after-{name}", nr[name]), (_RET_K, 0, 0, _errno(code)), f"after-{name}"]
     lines += [(_JEQ_K, "family", 0, nr[name]) for name in SOCKET_CALLS]
     lines += [(_RET_K, 0, 0, _ALLOW), "family", (_LD_W_ABS, 0, 0, _OFF_ARG0)]
-    lines += [(_JEQ_K, "allow", 0, int(family)) for family in ALLOWED_FAMILIES]
+    lines += [(_JEQ_K, "allow", 0, int(family)) for family in families]
     lines += [(_RET_K, 0, 0, _errno(errno.EACCES)), "allow", (_RET_K, 0, 0, _ALLOW)]
     return _assemble(lines)
 
 
-def block_network(refuse_ipc: bool = False) -> bool:
-    """Install the filter in this process (and all it starts later); False if this platform
-    has no known filter or refuses it. Sets no_new_privs (needed without CAP_SYS_ADMIN)."""
-    insns = program(refuse_ipc=refuse_ipc)
+def block_network(refuse_ipc: bool = False, refuse_connect: bool = False) -> bool:
+    """No socket but AF_UNIX (no network namespace of its own): install the filter in this
+    process (and all it starts later); False if this platform has no known filter or refuses
+    it. Sets no_new_privs (needed without CAP_SYS_ADMIN)."""
+    return _install(program(refuse_ipc=refuse_ipc, refuse_connect=refuse_connect))
+
+
+def block_crossing_families() -> bool:
+    """Inside a private network namespace: refuse the socket families that cross it (INET and
+    INET6 there reach nothing); False if this platform has no known filter or refuses it."""
+    return _install(program(families=INSIDE_NETWORK_NAMESPACE))
+
+
+def _install(insns: list[tuple[int, int, int, int]] | None) -> bool:
     if insns is None:
         return False
     from autograder.sandbox.limits import libc

@@ -23,7 +23,6 @@ import json
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,47 +30,14 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.sandbox import levels, limits, wire
+from autograder.sandbox import backends, isolation, lifetime, limits, protocol, wire
 from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 
 START_TIMEOUT = 120.0        # a first `import torch` on a slow laptop (antivirus on Windows)
-ENV_VAR = "AUTOGRADER_WORKER_START"   # "fork" | "spawn": overrides the automatic choice
 KIT_PARENT = str(Path(__file__).resolve().parents[2])   # the folder that holds autograder/
 BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
         "from autograder.sandbox.spawn import main; main(sys.argv[2])")
-
-
-def fork_unavailable() -> bool:
-    """Whether this platform cannot (Windows) or should not (macOS) fork a worker."""
-    return not hasattr(os, "fork") or sys.platform in ("win32", "darwin")
-
-
-def chosen(config: limits.SandboxConfig) -> bool:
-    """Whether ``config``'s workers are spawned (True) or forked from the zygote (False)."""
-    if not hasattr(os, "fork"):
-        return True
-    forced = getattr(config, "isolation", "auto") or "auto"
-    from autograder.sandbox import isolation     # here, not at the top: Linux-only modules behind it
-    if forced in levels.LEVELS and isolation.get(forced).worker_user:
-        return False            # a spawned worker is isolated by process only: never a downgrade
-    start = os.environ.get(ENV_VAR) or getattr(config, "worker_start", "auto") or "auto"
-    if start == "spawn":
-        return True
-    if start == "fork":
-        return False
-    return fork_unavailable()
-
-
-def describe(spawned: bool) -> str:
-    """One line for ``check -v`` and reports: which isolation was used."""
-    if spawned:
-        extra = ("time and memory limits" if _has_rlimits() else
-                 "a time limit on every call, no memory limit on this system")
-        return (f"your code ran in a separate Python process started without fork ({extra}); "
-                "a self-check: no user or namespace isolation")
-    return ("your code ran in a separate worker process forked from this one (time and memory "
-            "limits); a self-check: no user or namespace isolation")
 
 
 def _has_rlimits() -> bool:
@@ -82,6 +48,14 @@ def _has_rlimits() -> bool:
     except ImportError:
         return False
     return True
+
+
+def describe() -> str:
+    """One line for ``check -v`` and reports: how a spawned worker isolates."""
+    extra = ("time and memory limits" if _has_rlimits() else
+             "a time limit on every call, no memory limit on this system")
+    return (f"your code ran in a separate Python process started without fork ({extra}); "
+            "a self-check: no user or namespace isolation")
 
 
 # --------------------------------------------------------------------------- grader side
@@ -101,8 +75,8 @@ class _PipeChannel:
             view = view[os.write(self.write_fd, view):]
 
 
-class SpawnedWorker:
-    """One worker interpreter; same interface as ``session.WorkerProcess``."""
+class SpawnedWorker(backends.Worker):
+    """One worker interpreter over pipes."""
 
     def __init__(self, config: limits.SandboxConfig):
         self.config = config
@@ -114,21 +88,20 @@ class SpawnedWorker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
             start_new_session=posix, close_fds=True,
             creationflags=0 if posix else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
-        self.pid = self.leader = self._proc.pid
-        self.namespace = None
-        self.uid = None
+        self.pid = self._proc.pid
         self._send = _PipeChannel(None, self._proc.stdin.fileno())
         self._replies: queue.Queue = queue.Queue()
         self._reader = threading.Thread(target=self._read_replies, daemon=True)
         self._reader.start()
-        self.output = OutputCollector(os.dup(self._proc.stderr.fileno()), config.output_limit)
+        self._output = OutputCollector(os.dup(self._proc.stderr.fileno()), config.output_limit)
         self._proc.stderr.close()
-        self.output.start()
+        self._output.start()
         try:
-            self.request({}, [], timeout=START_TIMEOUT, expect_hello=True)   # {"ready": true}
-        except WorkerCrashed:
+            self.ready = protocol.Ready.from_json(self._next(START_TIMEOUT)[0])
+        except (WorkerCrashed, wire.WireError):
             time.sleep(0.1)
-            raise SandboxStartError("the checking worker failed to start:\n" + self.output.text()) from None
+            self.kill()
+            raise SandboxStartError("the checking worker failed to start:\n" + self._output.text()) from None
 
     def _read_replies(self) -> None:
         channel = _PipeChannel(self._proc.stdout.fileno(), None)
@@ -141,51 +114,61 @@ class SpawnedWorker:
                 return
             self._replies.put(frame)
 
-    def request(self, header: dict, buffers: list[bytes], timeout: float,
-                expect_hello: bool = False) -> tuple[dict, list[bytes]]:
+    def _next(self, timeout: float) -> tuple[dict, list[bytes]]:
+        """The next frame from the worker, within ``timeout`` seconds."""
         try:
-            if not expect_hello:
-                wire.send(self._send, header, buffers)             # type: ignore[arg-type]
             reply = self._replies.get(timeout=timeout)
         except queue.Empty:
             self.kill()
-            raise WorkerCrashed("timeout", f"did not finish within {timeout:g} s "
+            raise WorkerCrashed(protocol.ErrorKind.TIMEOUT, f"did not finish within {timeout:g} s "
                                 "(an infinite loop, or far too slow?)") from None
-        except OSError as exc:                                    # the worker is gone
-            reply = exc
         if isinstance(reply, BaseException):
             status = self.kill(grace=0.5 if isinstance(reply, (EOFError, OSError)) else 0.0)
-            raise WorkerCrashed("died", describe_exit(status, self.config, reply)) from None
+            raise WorkerCrashed(protocol.ErrorKind.DIED, describe_exit(status, self.config, reply)) from None
         return reply
+
+    def request(self, request: protocol.Request, timeout: float) -> protocol.Reply:
+        try:
+            wire.send(self._send, *request.to_frame())             # type: ignore[arg-type]
+        except OSError as exc:                                    # the worker is gone
+            status = self.kill(grace=0.5)
+            raise WorkerCrashed(protocol.ErrorKind.DIED, describe_exit(status, self.config, exc)) from None
+        header, buffers = self._next(timeout)
+        try:
+            return protocol.Reply.from_frame(header, buffers)
+        except wire.WireError as exc:
+            status = self.kill()
+            raise WorkerCrashed(protocol.ErrorKind.DIED, describe_exit(status, self.config, exc)) from None
 
     def kill(self, grace: float = 0.0) -> int | None:
         """Kill the worker (on POSIX with everything it started); its exit code if known."""
-        proc = self._proc
-        if grace:
-            try:
-                proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                pass
-        if proc.returncode is None:
-            killpg = getattr(os, "killpg", None)
-            try:
-                if killpg is not None and os.name == "posix":
-                    killpg(proc.pid, signal.SIGKILL)
-                else:
-                    proc.kill()
-            except (ProcessLookupError, PermissionError, OSError):
-                pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (proc.stdin, proc.stdout):
+        code = lifetime.kill_child(self._proc, grace)
+        for stream in (self._proc.stdin, self._proc.stdout):
             try:
                 stream.close()
             except OSError:
                 pass
         shutil.rmtree(self.home, ignore_errors=True)
-        return proc.returncode
+        return code
+
+    def output(self) -> str:
+        return self._output.text()
+
+
+class SpawnedBackend(backends.WorkerBackend):
+    """Fresh interpreters (no fork), one worker for every module of the submission: a fresh
+    interpreter per exercise would cost a student a torch import each, and there is no grade
+    to protect in a student's own ``check``."""
+
+    def __init__(self, config: limits.SandboxConfig, level: isolation.Level, why: str):
+        super().__init__(level, why)
+        self.config = config
+
+    def start(self) -> SpawnedWorker:
+        return SpawnedWorker(self.config)
+
+    def describe(self) -> str:
+        return describe()
 
 
 def describe_exit(code: int | None, config: limits.SandboxConfig, exc: BaseException) -> str:
@@ -194,6 +177,7 @@ def describe_exit(code: int | None, config: limits.SandboxConfig, exc: BaseExcep
     if code is None:
         return "stopped answering"
     if code < 0:
+        import signal
         try:
             name = signal.Signals(-code).name
         except ValueError:
@@ -293,10 +277,11 @@ def main(config_json: str = "{}") -> None:
     _watch_parent()
     import torch
     torch.set_num_threads(1)
+    from autograder.sandbox import worker
+    worker.warm_up()                                     # before ready: never on a call's clock
     _apply_limits(limits.SandboxConfig(**json.loads(config_json)))
-    from autograder.sandbox.worker import serve
-    wire.send(channel, {"ready": True})                  # type: ignore[arg-type]
-    serve(channel)
+    wire.send(channel, protocol.Ready().to_json())       # type: ignore[arg-type]
+    worker.serve(channel)
 
 
 if __name__ == "__main__":

@@ -7,12 +7,52 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 
 from autograder.sandbox.limits import WORKER_USER
 
 
-def ensure_user(name: str = WORKER_USER) -> tuple[int, int]:
-    """The worker user's (uid, gid), creating a locked system account on demand."""
+@dataclass(frozen=True)
+class WorkerIds:
+    """The worker user's numeric ids."""
+    uid: int
+    gid: int
+
+
+CLAIMS = "/run/autograder-users"     # root-only: one lock file per worker user in use
+_claimed: dict[str, int] = {}        # user name -> the locked file's descriptor (kept open)
+
+
+def claim(base: str = WORKER_USER) -> str:
+    """A worker user that no other grader on this machine is using: ``base`` when free, else
+    ``base-2``, ``base-3``, … Held (an ``flock`` on a root-only file) until this process and
+    the children it forks (its zygote) have ended, so the user level's sweep, which kills every
+    process of its worker user, can never reach another grader's worker. Where the lock cannot
+    be taken at all (no /run, not root), ``base`` itself."""
+    if base in _claimed:
+        return base
+    try:
+        import fcntl
+        os.makedirs(CLAIMS, 0o700, exist_ok=True)
+    except (ImportError, OSError):
+        return base
+    for k in range(1, 1000):
+        name = base if k == 1 else f"{base}-{k}"
+        if name in _claimed:
+            return name
+        fd = os.open(os.path.join(CLAIMS, name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _claimed[name] = fd
+        return name
+    return base
+
+
+def ensure_user(name: str = WORKER_USER) -> WorkerIds:
+    """The worker user's ids, creating a locked system account on demand."""
     import pwd
     try:
         entry = pwd.getpwnam(name)
@@ -21,13 +61,13 @@ def ensure_user(name: str = WORKER_USER) -> tuple[int, int]:
                         "--shell", "/usr/sbin/nologin", name],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         entry = pwd.getpwnam(name)
-    return entry.pw_uid, entry.pw_gid
+    return WorkerIds(entry.pw_uid, entry.pw_gid)
 
 
-def drop_privileges(uid: int, gid: int) -> None:
+def drop_privileges(ids: WorkerIds) -> None:
     os.setgroups([])
-    os.setresgid(gid, gid, gid)
-    os.setresuid(uid, uid, uid)
+    os.setresgid(ids.gid, ids.gid, ids.gid)
+    os.setresuid(ids.uid, ids.uid, ids.uid)
     if os.geteuid() == 0 or os.getuid() == 0:
         raise OSError("could not drop root privileges")
 

@@ -7,14 +7,15 @@ expected values. Nothing it answers is trusted by the grader: every answer is da
 grader judges itself. Support code runs on frozen globals and banned APIs are guarded at
 run time (``guards.py``).
 
-Requests (header ``op``):
-    load     {name, filename, source}          exec a student module -> module handle
-    call     {target, args, kwargs}            call a worker object  -> value
-    getattr  {target}                          read an attribute     -> value
-    seed     {seed}                            reset Python's, NumPy's and torch's global RNGs
+Requests (:mod:`protocol`):
+    Load     module, filename, source          exec a student module -> module handle
+    Call     target, args, kwargs              call a worker object  -> value
+    GetAttr  target                            read an attribute     -> value
+    Seed     seed                              reset the global state a test starts from
 """
 from __future__ import annotations
 
+import dataclasses
 import linecache
 import random
 import sys
@@ -26,28 +27,37 @@ import matplotlib
 import numpy as np
 import torch
 
-import autograder.support  # noqa: F401  (loaded before student code: the pristine copy)
+import autograder.support
 from autograder import contract  # data only: which exercise bans which API
-from autograder.sandbox import guards, opguard, wire
+from autograder.sandbox import guards, opguard, protocol, wire
 from autograder.sandbox.reachin import ReachInWatch
 
+autograder.support.load_all()              # loaded before student code: the pristine copy
 
-def load_lazy_parts() -> None:
-    """Run once, where the worker module is imported (the grader, before any worker forks; a
-    spawned worker before it says ready): what torch and matplotlib load on first use only.
 
-    The first call on PyTorch's ``meta`` device imports about 800 modules (sympy, the meta
-    registrations: about 4 s here, more at half a CPU) and the first drawing loads fonts. Done
-    inside a student's call, that time would count against the call's timeout and could fail
-    a correct submission (every exercise's device probe uses the meta device)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+# --------------------------------------------------------------------------- warm-ups
+# What torch and matplotlib load on first use only, done in the zygote before it forks the
+# workers of the exercises that need it (``Exercise.warm_up``), or in a spawned worker before
+# it says ready: never inside a student's call, where that time would count against the
+# call's timeout and could fail a correct submission, and never in the grader, which needs
+# none of it.
 
+def _warm_meta() -> None:
+    """The first call on PyTorch's ``meta`` device (every device rule's stand-in for a GPU)
+    imports about 800 modules: torch's decompositions, sympy and torch._dynamo (their
+    wrappers import it on first use), about 1 s here."""
     layer = torch.nn.Linear(4, 4, device="meta")                      # no values: no CPU work
     x = torch.empty(2, 3, 4, device="meta")                          # (B, n, d)
     scores = layer(x) @ x.transpose(-1, -2)                           # (B, n, n)
     future = torch.ones(3, 3, dtype=torch.bool, device="meta").triu(1)
     torch.softmax(scores.masked_fill(future, float("-inf")) / 2.0, dim=-1)
+
+
+def _warm_figures() -> None:
+    """The first drawing loads matplotlib's fonts and the Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(2, 2))
     axes = figure.add_subplot()
     figure.colorbar(axes.imshow(np.eye(3)), ax=axes)
@@ -55,11 +65,34 @@ def load_lazy_parts() -> None:
     FigureCanvasAgg(figure).draw()
 
 
-load_lazy_parts()
+def _warm_optimizer() -> None:
+    """An optimizer's first step imports torch._dynamo (about 1 s, 80 MB)."""
+    weight = torch.nn.Parameter(torch.zeros(3))
+    optimizer = torch.optim.Adam([weight], lr=0.1)
+    weight.sum().backward()
+    optimizer.step()
+
+
+WARM_UPS = {"meta": _warm_meta, "figures": _warm_figures, "optimizer": _warm_optimizer}
+
+
+def warm_up(parts: tuple[str, ...] = tuple(WARM_UPS)) -> None:
+    """Load what student calls of the given kinds will need (unknown names are ignored)."""
+    for part in parts:
+        if part in WARM_UPS:
+            WARM_UPS[part]()
+
 
 # Taken before any student code runs: a submission that replaces torch.manual_seed cannot
 # stop the grader from resetting the generators.
 _SEEDERS = (random.seed, np.random.seed, torch.manual_seed)
+
+
+def reset_global_state(seed: int) -> None:
+    """Before each test: the global random generators (Python, NumPy, torch) from ``seed``."""
+    for seeder in _SEEDERS:
+        seeder(int(seed) % 2**32)
+
 
 MAX_MESSAGE_CHARS = 2000
 MAX_TRACE_FRAMES = 8
@@ -86,18 +119,19 @@ class ObjectTable:
         self._objects[key] = obj
         return key
 
-    def resolve(self, ref: dict) -> Any:
-        key, path = ref.get("R"), ref.get("path", [])
-        if key not in self._objects:
+    def bind(self, key: str, obj: Any) -> None:
+        """Name an object by a fixed key (a student module: ``m:<name>``)."""
+        self._objects[key] = obj
+
+    def resolve(self, ref: protocol.Ref) -> Any:
+        if ref.key not in self._objects:
             raise LookupError("this object no longer exists in the worker")
-        if not isinstance(path, list) or not all(isinstance(p, str) for p in path):
-            raise LookupError("malformed attribute path")
-        if key == "support" and path:                # pristine snapshot, not module attributes
-            dotted = ".".join(path)
+        if ref.kind is protocol.RefKind.SUPPORT and ref.path:   # pristine snapshot, not module attributes
+            dotted = ".".join(ref.path)
             if dotted in self._support:
                 return self._support[dotted]
-        obj = self._objects[key]
-        for name in path:
+        obj = self._objects[ref.key]
+        for name in ref.path:
             obj = getattr(obj, name)
         return obj
 
@@ -120,7 +154,7 @@ class Server:
 
     def __init__(self, watch_reach_ins: bool = False) -> None:
         support, snapshot = snapshot_support()
-        self.table = ObjectTable({"support": support}, snapshot)
+        self.table = ObjectTable({protocol.SUPPORT_KEY: support}, snapshot)
         self.student_files: set[str] = set()
         self.operators = opguard.OperatorGuard()      # banned APIs at the operator level
         self.bans = guards.BanGuards(on_refusal=self.operators.record)
@@ -128,61 +162,67 @@ class Server:
         if watch_reach_ins:
             self.reach.install()
 
-    # -- entry point: one frame in, one frame out
-    def handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
+    # -- entry point: one request in, one reply out
+    def handle(self, request: protocol.Request) -> protocol.Reply:
         """One request, watched by the operator guard (a request that reached an operator its
         student file's exercise bans fails, even if the student's code caught the error); the
         reply carries the reach-ins noticed meanwhile (:mod:`reachin`)."""
         try:
             with self.operators.watching():
-                reply, out = self._handle(header, buffers)
+                reply = self._handle(request)
         except guards.BannedAPIError as exc:
-            reply, out = {"error": self._describe(exc)}, []
+            reply = protocol.Reply(error=self._describe(exc))
         reach = self.reach.new_records()
         if reach:
-            reply["reach"] = reach
-        return reply, out
+            reply = dataclasses.replace(reply, reach=tuple(protocol.ReachIn(*r) for r in reach))
+        return reply
 
-    def _handle(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
-        op = header.get("op")
+    def handle_frame(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
+        """One frame in, one frame out (a malformed request is answered, never raised)."""
         try:
-            if op == "seed":
-                for seeder in _SEEDERS:
-                    seeder(int(header["seed"]) % 2**32)
-                return {"ok": None}, []
-            if op == "load":
-                return self._load(header)
-            decoder = wire.Decoder(buffers, from_ref=self.table.resolve)
-            target = self.table.resolve(header.get("target") or {})
-            if op == "getattr":
-                return self._reply(target)
-            if op == "call":
-                args = decoder.decode(header.get("args", {"L": []}))
-                kwargs = decoder.decode(header.get("kwargs", {"D": []}))
-                if not isinstance(args, list) or not isinstance(kwargs, dict):
-                    raise wire.WireError("malformed call")
-                return self._reply(target(*args, **kwargs))
-            return {"error": {"kind": "bad_request", "type": "", "message": f"unknown op {op!r}"}}, []
-        except BaseException as exc:                  # SystemExit and KeyboardInterrupt included
-            return {"error": self._describe(exc)}, []
+            request = protocol.request_from_frame(header, buffers)
+        except wire.WireError as exc:
+            return protocol.Reply(error=protocol.WorkerError(protocol.ErrorKind.BAD_REQUEST,
+                                                             message=str(exc))).to_frame()
+        return self.handle(request).to_frame()
 
-    def _reply(self, value: Any) -> tuple[dict, list[bytes]]:
+    def _handle(self, request: protocol.Request) -> protocol.Reply:
+        try:
+            if isinstance(request, protocol.Seed):
+                reset_global_state(request.seed)
+                return protocol.Reply()
+            if isinstance(request, protocol.Load):
+                return self._load(request)
+            target = self.table.resolve(request.target)
+            if isinstance(request, protocol.GetAttr):
+                return self._reply(target)
+            decoder = wire.Decoder(list(request.buffers),
+                                   from_ref=lambda node: self.table.resolve(protocol.Ref.from_json(node)))
+            args = decoder.decode(request.args)
+            kwargs = decoder.decode(request.kwargs)
+            if not isinstance(args, list) or not isinstance(kwargs, dict):
+                raise wire.WireError("malformed call")
+            return self._reply(target(*args, **kwargs))
+        except BaseException as exc:                  # SystemExit and KeyboardInterrupt included
+            return protocol.Reply(error=self._describe(exc))
+
+    def _reply(self, value: Any) -> protocol.Reply:
         encoder = wire.Encoder(to_handle=self._to_handle)
         try:
             tree = encoder.encode(value)
         except wire.Unencodable as exc:
-            return {"error": {"kind": "unencodable", "type": exc.type_name,
-                              "message": f"a value of type {exc.type_name}"}}, []
-        return {"ok": tree}, encoder.buffers
+            return protocol.Reply(error=protocol.WorkerError(
+                protocol.ErrorKind.UNENCODABLE, exc.type_name, f"a value of type {exc.type_name}"))
+        return protocol.Reply(value=tree, buffers=tuple(encoder.buffers))
 
     def _to_handle(self, obj: Any) -> dict:
         if isinstance(obj, _HANDLE_TYPES) or callable(obj):
-            return {"H": self.table.add(obj), "type": _type_name(obj)}
+            return protocol.Handle(self.table.add(obj), _type_name(obj)).to_json()
         raise wire.Unencodable(_type_name(obj))
 
     # -- loading student modules from source text
-    def _load(self, header: dict) -> tuple[dict, list[bytes]]:
-        name, filename, source = header["name"], header["filename"], header["source"]
+    def _load(self, request: protocol.Load) -> protocol.Reply:
+        name, filename, source = request.module, request.filename, request.source
         module = types.ModuleType(name)
         module.__file__ = filename
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -197,29 +237,29 @@ class Server:
             exec(code, module.__dict__)
         except BaseException as exc:
             sys.modules.pop(name, None)
-            return {"error": self._describe(exc)}, []
-        self.table._objects[f"m:{name}"] = module
-        return {"ok": {"H": f"m:{name}", "type": "module"}}, []
+            return protocol.Reply(error=self._describe(exc))
+        ref = protocol.Ref.module(name)
+        self.table.bind(ref.key, module)
+        return protocol.Reply(value=protocol.Handle(ref.key, "module").to_json())
 
     # -- exceptions as data, with the student's own frames only
-    def _describe(self, exc: BaseException) -> dict:
+    def _describe(self, exc: BaseException) -> protocol.WorkerError:
         frames = traceback.extract_tb(exc.__traceback__)
         where = self._student_frames(frames)
-        kind = "exception"
+        kind = protocol.ErrorKind.EXCEPTION
         if isinstance(exc, NotImplementedError) and frames and frames[-1].filename in self.student_files:
-            kind = "not_implemented"      # the stub's own `raise`, not one from inside torch
+            kind = protocol.ErrorKind.NOT_IMPLEMENTED   # the stub's own `raise`, not one from inside torch
         elif isinstance(exc, (wire.WireError, LookupError)) and not where:
-            kind = "bad_request"
-        info = {"kind": kind, "type": _type_name(exc), "message": _safe_str(exc), "where": where}
+            kind = protocol.ErrorKind.BAD_REQUEST
         if isinstance(exc, SyntaxError):
-            info.update(line=exc.lineno, offset=exc.offset, text=_clip(exc.text or "", 200),
-                        message=_clip(str(exc.msg), MAX_MESSAGE_CHARS))
-        return info
+            return protocol.WorkerError(kind, _type_name(exc), _clip(str(exc.msg), MAX_MESSAGE_CHARS), where,
+                                        line=exc.lineno, offset=exc.offset, text=_clip(exc.text or "", 200))
+        return protocol.WorkerError(kind, _type_name(exc), _safe_str(exc), where)
 
-    def _student_frames(self, frames: traceback.StackSummary) -> list[list]:
+    def _student_frames(self, frames: traceback.StackSummary) -> tuple[protocol.Frame, ...]:
         """The traceback's frames in the student's files (the kit's stay private), last few."""
-        return [[fs.filename, fs.lineno, _clip(fs.name, 80), _clip(fs.line or "", 200)]
-                for fs in frames if fs.filename in self.student_files][-MAX_TRACE_FRAMES:]
+        return tuple(protocol.Frame(fs.filename, fs.lineno, _clip(fs.name, 80), _clip(fs.line or "", 200))
+                     for fs in frames if fs.filename in self.student_files)[-MAX_TRACE_FRAMES:]
 
 
 def _banned_for(module_name: str) -> tuple[str, ...]:
@@ -250,8 +290,9 @@ def serve(sock) -> None:
             header, buffers = wire.recv(sock)
         except (EOFError, OSError):
             return
-        reply, out_buffers = server.handle(header, buffers)
+        reply, out_buffers = server.handle_frame(header, buffers)
         try:
             wire.send(sock, reply, out_buffers)
         except wire.WireError:
-            wire.send(sock, {"error": {"kind": "unencodable", "type": "", "message": "reply too large"}})
+            too_large = protocol.WorkerError(protocol.ErrorKind.UNENCODABLE, message="reply too large")
+            wire.send(sock, *protocol.Reply(error=too_large).to_frame())

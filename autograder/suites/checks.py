@@ -282,9 +282,9 @@ def calling(what: str) -> Iterator[None]:
     except (WorkerCrashed, ExerciseUnavailable):
         raise
     except StudentError as exc:
-        if not exc.info.get("kind"):
+        if exc.error is None:
             raise
-        raise type(exc)(describe_error(exc.info, what=what), exc.info) from None
+        raise type(exc)(describe_error(exc.error, what=what), exc.error) from None
 
 
 def expect_no_banned_apis(submission: Any, exercise_id: str, run: Callable[[], Any], *,
@@ -308,10 +308,10 @@ def expect_no_banned_apis(submission: Any, exercise_id: str, run: Callable[[], A
     try:
         run()
     except StudentError as exc:
-        if exc.info.get("type") != "BannedAPIError":
+        if exc.raised != "BannedAPIError":
             raise
         fail(f"{filename} reached an API this exercise does not allow ({rules}): "
-             f"{exc.info.get('message', '')}", cause=cause)
+             f"{exc.error.message if exc.error else ''}", cause=cause)
     if found.banned:
         lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
         fail(f"{filename} uses APIs this exercise does not allow ({rules}):\n{lines}", cause=cause)

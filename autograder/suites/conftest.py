@@ -10,9 +10,10 @@ import pytest
 
 from autograder.diagnosis.errors import cause_of_error
 from autograder.sandbox import StudentError
+from autograder.sandbox.protocol import ErrorKind
 from autograder.suites.checks import CAUSE
 
-_NO_CAUSE_KINDS = ("not_implemented", "unencodable", "timeout", "died", "crashed")
+_NO_CAUSE_KINDS = (ErrorKind.NOT_IMPLEMENTED, ErrorKind.UNENCODABLE, ErrorKind.TIMEOUT, ErrorKind.DIED)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -35,10 +36,10 @@ def pytest_runtest_call(item: pytest.Item):
 
 
 def _add_cause(exc: StudentError) -> None:
-    info = getattr(exc, "info", None) or {}
-    if info.get("kind") in _NO_CAUSE_KINDS or CAUSE in str(exc) or len(exc.args) != 1:
+    error = exc.error
+    if error is None or error.kind in _NO_CAUSE_KINDS or CAUSE in str(exc) or len(exc.args) != 1:
         return
-    cause = cause_of_error(str(info.get("type", "")), str(info.get("message", "")), info.get("where") or [])
+    cause = cause_of_error(error.type, error.message, [[f.filename, f.line, f.function, f.source] for f in error.where])
     if cause:
         exc.args = (f"{exc.args[0]}\n{CAUSE}{cause}",)
         exc.cause = cause

@@ -11,14 +11,17 @@ worker process, which must not pull in the rest of the kit.
     modules    ex2/ex3: nn.Module structure and gradients, fresh axes
     probes     every exercise: inputs left alone for each input kind, the meta device
     training   ex5: structure, gradients, the kit's own training loop
+
+The worker loads every module (:func:`load_all`) before any student code runs; the grader
+imports only the few it shares with the suites (``functions``, ``lm``, ``training``: the same
+function or model built on both sides), never the drawing code.
 """
-from autograder.support import arguments
-from autograder.support import autograd
-from autograder.support import figures
-from autograder.support import functions
-from autograder.support import lm
-from autograder.support import modules
-from autograder.support import probes
-from autograder.support import training
+import importlib
 
 __all__ = ["arguments", "autograd", "figures", "functions", "lm", "modules", "probes", "training"]
+
+
+def load_all() -> None:
+    """Import every support module (the worker, before its pristine snapshot is taken)."""
+    for name in __all__:
+        importlib.import_module(f"{__name__}.{name}")

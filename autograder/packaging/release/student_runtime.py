@@ -153,14 +153,18 @@ def _add_support_and_diagnosis(kit: Path, files: dict[str, str], public: set[str
 
 
 def _support_init(original: str, modules: list[str]) -> str:
-    """The package's docstring, then imports of the shipped helpers only."""
+    """The package's docstring, then its ``load_all`` over the shipped helpers only."""
     try:
         doc = ast.get_docstring(ast.parse(original)) or ""
     except SyntaxError:
         doc = ""
     lines = ['"""' + (doc.strip() + "\n\n" if doc else "")
-             + "Student release: only the helpers the public tests use (generated).\n" + '"""']
-    lines += [f"from autograder.support import {m}  # noqa: F401" for m in modules]
+             + "Student release: only the helpers the public tests use (generated).\n" + '"""',
+             "import importlib", "", f"__all__ = {modules!r}", "", "",
+             "def load_all() -> None:",
+             '    """Import every shipped support module (the worker, before any student code)."""',
+             "    for name in __all__:",
+             '        importlib.import_module(f"{__name__}.{name}")']
     return "\n".join(lines) + "\n"
 
 

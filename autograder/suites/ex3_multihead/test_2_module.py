@@ -78,7 +78,7 @@ def test_value_error(student):
         except NotImplementedByStudent:
             raise
         except StudentError as exc:
-            kind = exc.info.get("type")
+            kind = exc.raised
             if kind != "ValueError":
                 fail(f"{what} should raise ValueError ({d} is not divisible by {h}); it raised "
                      f"{kind or 'an error'}",

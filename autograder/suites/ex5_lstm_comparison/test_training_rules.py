@@ -33,8 +33,8 @@ def test_path_length_refuses_other_kinds(student):
         try:
             got = student.lstm_vs_attention.path_length(kind, 5)
         except StudentError as exc:
-            if exc.info.get("type") != "ValueError":
-                checks.fail(f"path_length({kind!r}, 5) raised {exc.info.get('type')}, expected ValueError")
+            if exc.raised != "ValueError":
+                checks.fail(f"path_length({kind!r}, 5) raised {exc.raised}, expected ValueError")
             continue
         checks.fail(f"path_length({kind!r}, 5) returned {got!r}: only the exact lower-case strings "
                     '"lstm" and "attention" are kinds; anything else raises ValueError',

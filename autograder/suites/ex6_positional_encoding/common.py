@@ -98,7 +98,7 @@ def expect_value_error(call, what: str, why: str) -> None:
     except NotImplementedByStudent:
         raise
     except StudentError as exc:
-        kind = exc.info.get("type")
+        kind = exc.raised
         if kind != "ValueError":
             cause = ("an IndexError from indexing past the end of the table (nn.Embedding or pe[...]) "
                      "instead of your own check: raise ValueError when n is too long"

@@ -1,0 +1,140 @@
+"""How workers are started: one :class:`WorkerBackend`, chosen once when a sandbox opens.
+
+    forked      (forkserver.py) forked from the zygote, one fresh worker per exercise, locked
+                down by the isolation level (namespaces, user, landlock, process): every grade
+                on Linux and macOS-less POSIX;
+    spawned     (spawn.py) a fresh interpreter over pipes, one worker for every module: where
+                fork is missing or unsafe (Windows, macOS, a notebook's kernel), for ``check``;
+    in-process  (here) student code in this very process: benchmarks and the interop adapter.
+
+A backend starts :class:`Worker` objects; a worker answers typed requests
+(:mod:`protocol`) within a deadline and can be killed. The :class:`~autograder.sandbox.session.Sandbox`
+holds one backend and knows nothing of how its workers came to be.
+"""
+from __future__ import annotations
+
+import abc
+import os
+import sys
+
+from autograder.sandbox import isolation, levels, limits, protocol
+from autograder.sandbox.errors import SandboxStartError
+
+SPAWN_ENV = "AUTOGRADER_WORKER_START"   # "fork" | "spawn": overrides the automatic choice
+
+
+class Worker(abc.ABC):
+    """One running worker."""
+    ready: protocol.Ready = protocol.Ready()
+
+    @abc.abstractmethod
+    def request(self, request: protocol.Request, timeout: float) -> protocol.Reply:
+        """Send ``request`` and wait at most ``timeout`` seconds for the reply. A worker that
+        overruns or dies is killed and :class:`~autograder.sandbox.errors.WorkerCrashed` raised."""
+
+    @abc.abstractmethod
+    def kill(self, grace: float = 0.0) -> int | None:
+        """Kill it and everything it started; its exit status if known (``grace``: wait that
+        long for a worker that may be ending on its own)."""
+
+    def output(self) -> str:
+        """What the student's code printed (the first bytes)."""
+        return ""
+
+
+class WorkerBackend(abc.ABC):
+    """Starts workers at one isolation level (``level``, chosen for ``why``)."""
+    per_exercise: bool = False      # a fresh worker for each exercise, holding only its file
+    restartable: bool = True        # a worker can be killed and replaced (not one in this process)
+
+    def __init__(self, level: isolation.Level, why: str):
+        self.level, self.why = level, why
+
+    def check_files(self) -> list[str]:
+        """Before any student code: what the level must make unreadable is (paths it locked);
+        raises :class:`SandboxStartError` when it cannot be made so."""
+        return []
+
+    @abc.abstractmethod
+    def start(self) -> Worker:
+        """A fresh, ready worker (:class:`SandboxStartError` when it cannot start)."""
+
+    def describe(self) -> str:
+        """One line for ``check -v`` and logs: how student code runs."""
+        return self.level.description
+
+
+class InProcessWorker(Worker):
+    """Student code in this process (no deadline, no kill): benchmarks and interop."""
+
+    def __init__(self) -> None:
+        from autograder.sandbox.worker import Server
+        self._server = Server()
+
+    def request(self, request: protocol.Request, timeout: float) -> protocol.Reply:
+        return self._server.handle(request)
+
+    def kill(self, grace: float = 0.0) -> int | None:
+        return None
+
+
+class InProcessBackend(WorkerBackend):
+    restartable = False
+
+    def __init__(self) -> None:
+        super().__init__(isolation.get(isolation.IN_PROCESS),
+                         "benchmark: student code runs in the grader's own process")
+        self._worker: InProcessWorker | None = None
+
+    def start(self) -> Worker:
+        if self._worker is None:          # one interpreter: the same worker for ever
+            self._worker = InProcessWorker()
+        return self._worker
+
+
+def fork_unavailable() -> bool:
+    """Whether this platform cannot (Windows) or should not (macOS) fork a worker."""
+    return not hasattr(os, "fork") or sys.platform in ("win32", "darwin")
+
+
+def spawns(config: limits.SandboxConfig) -> bool:
+    """Whether ``config``'s workers are spawned (True) or forked from the zygote (False)."""
+    if not hasattr(os, "fork"):
+        return True
+    forced = levels.requested(config.isolation)
+    if forced != "auto" and isolation.get(forced).worker_user:
+        return False            # a spawned worker is isolated by process only: never a downgrade
+    start = os.environ.get(SPAWN_ENV) or config.worker_start or "auto"
+    if start in ("spawn", "fork"):
+        return start == "spawn"
+    return fork_unavailable()
+
+
+def describe_start(config: limits.SandboxConfig) -> str:
+    """One line for ``check -v``: how workers for ``config`` would start (nothing is started)."""
+    if spawns(config):
+        from autograder.sandbox import spawn
+        return spawn.describe()
+    return ("your code ran in a separate worker process forked from this one (time and memory "
+            "limits); a self-check: no user or namespace isolation")
+
+
+def choose(config: limits.SandboxConfig, in_process: bool = False,
+           warm_up: tuple[str, ...] = ()) -> WorkerBackend:
+    """The backend for ``config`` (once per sandbox): in-process when asked, else spawned where
+    fork is missing or unsafe (or forced), else forked from the zygote at the strongest
+    isolation level allowed (:mod:`levels`), the zygote loading ``warm_up``
+    (``worker.WARM_UPS``) meanwhile. A forced level the platform cannot give raises
+    :class:`SandboxStartError`."""
+    if in_process:
+        return InProcessBackend()
+    try:
+        if spawns(config):
+            from autograder.sandbox import spawn
+            name, why = levels.spawned_level(config.isolation)
+            return spawn.SpawnedBackend(config, isolation.get(name), why)
+        name, why = levels.resolve(config.isolation)
+    except levels.IsolationUnavailable as exc:
+        raise SandboxStartError(str(exc)) from None
+    from autograder.sandbox import forkserver
+    return forkserver.ForkedBackend(config, isolation.get(name), why, warm_up)
