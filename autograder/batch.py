@@ -38,7 +38,7 @@ from autograder import jobs as private_jobs
 from autograder.batching import cluster, interrupt_on_termination, resume
 from autograder.batching.discovery import Discovery, discover
 from autograder.batching.runner import Row, RowStatus, Runner
-from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
+from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
 
 # Grading one submission (the subprocess, its timeout, its row): autograder/batching/runner.py.
 
@@ -66,7 +66,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
                     python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb,
                     isolation=isolation)
-    runner.pool = cluster.choose_pool(runner, link, warm, WORKER_USER)   # the cluster, warm graders or none
+    runner.pool = cluster.choose_pool(runner, link, warm, default_worker_user())   # the cluster, warm graders or none
     kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
     started = time.monotonic()
     settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
@@ -105,7 +105,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     ordered = [rows[e.key] for e in found.entries]
     found.notes += private_jobs.neighbour_notes({r.isolation for r in ordered if r.isolation},
                                                 Path(submissions).resolve(), kept, runner.memory,
-                                                runner.memory_mb, WORKER_USER)
+                                                runner.memory_mb, default_worker_user())
     elapsed = time.monotonic() - started
     gradebook.write_csv(out_csv, ordered, exercises)
     gradebook.write_summary(out_dir, ordered, exercises, found=found, elapsed=elapsed, jobs=jobs,

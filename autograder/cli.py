@@ -17,7 +17,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from autograder import contract, results
     from autograder.grading import GradeRequest, grade
     from autograder.sandbox import SandboxConfig
-    from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
+    from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
 
     # Interruptible whatever started us: a shell's background job (`cmd &`, CI runners, nohup
     # scripts) inherits SIGINT ignored, and Python then leaves it so. Ctrl-C and batch's
@@ -38,7 +38,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         return 2
     config = SandboxConfig(call_timeout=DEFAULT_CALL_TIMEOUT if args.timeout is None else args.timeout,
                            memory_mb=args.memory_mb,
-                           user=WORKER_USER if args.worker_user is None else args.worker_user,
+                           user=default_worker_user() if args.worker_user is None else args.worker_user,
                            hide=[str(Path(h).resolve()) for h in args.hide])
     if getattr(args, "isolation", None):
         config.isolation = args.isolation

@@ -193,23 +193,31 @@ def collect(exercises: tuple[contract.Exercise, ...], pytest_extra: tuple[str, .
 def pytest_args(exercises: tuple[contract.Exercise, ...], *extra: str,
                 suites_dir: Path | None = None) -> list[str]:
     """How the hidden suites always run: their own folder, ini and rootdir, only the kit's
-    plugin (no cache, no terminal report, no random order), plain asserts (a failure shows
-    its message, never test source)."""
+    plugin (no cache, no terminal report, no random order; no unraisable-exception hunt,
+    whose forced garbage collections cost a third of a small exercise's time), plain asserts
+    (a failure shows its message, never test source)."""
     root = Path(suites_dir) if suites_dir else SUITES_DIR
     folders = [str(root / ex.folder) for ex in exercises if (root / ex.folder).is_dir()]
     ini = root / "pytest.ini" if (root / "pytest.ini").is_file() else SUITES_DIR / "pytest.ini"
     return [*folders, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
+            "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
             "--assert=plain", "--rootdir", str(root), "--confcutdir", str(root),
             "-c", str(ini), "--import-mode=importlib", *extra]
 
 
 def run_pytest(args: list[str], plugin: object) -> int:
-    """``pytest.main`` with the caller's PYTEST_ADDOPTS / PYTEST_PLUGINS set aside meanwhile."""
-    saved = {v: os.environ.pop(v) for v in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS") if v in os.environ}
+    """``pytest.main`` with only the kit's plugin: the caller's PYTEST_ADDOPTS / PYTEST_PLUGINS
+    set aside and no plugin of the environment loaded (entry points) meanwhile."""
+    saved = {v: os.environ.pop(v) for v in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", AUTOLOAD) if v in os.environ}
+    os.environ[AUTOLOAD] = "1"
     try:
         return int(pytest.main(args, plugins=[plugin]))
     finally:
+        os.environ.pop(AUTOLOAD, None)
         os.environ.update(saved)
+
+
+AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 
 
 def scale_to_totals(tests: list[results.TestResult],

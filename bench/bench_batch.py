@@ -56,8 +56,8 @@ SLOW = "\nimport time as _bench_time\n_bench_time.sleep(3)\n"
 
 
 def hostile(case: str) -> str:
-    """``tests/hostile/<case>/attention.py`` with its templates applied (as tests/test_hostile.py does)."""
-    from test_hostile import render
+    """``tests/hostile/<case>/attention.py`` with its templates applied (tests/hostile_cases.py)."""
+    from hostile_cases import render
     return render((ROOT / "tests" / "hostile" / case / "attention.py").read_text(), "benchtoken", "benchsecret")
 
 

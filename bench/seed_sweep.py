@@ -70,60 +70,66 @@ def corpus(exercises: list[str] | None = None, kinds: tuple[str, ...] = ("soluti
         if "mutant" in kinds:
             cases += [Case(ex.id, "mutant", p.stem, p) for p in sorted((folder / "mutants").glob("*.diff"))]
     if "student" in kinds:
-        from test_student_corpus import CORPUS, exercises_of
+        from student_corpus_cases import CORPUS, exercises_of
         for folder in sorted(p for kind in ("correct", "bugs") for p in (CORPUS / kind).iterdir() if p.is_dir()):
             if not exercises or set(exercises_of(folder).split(",")) & set(exercises):
                 cases.append(Case(exercises_of(folder), "student", f"{folder.parent.name}-{folder.name}", folder))
     return cases
 
 
-def source_of(case: Case) -> str:
+def files_of(case: Case) -> dict[str, bytes | str]:
+    """The case as a submission: path in it -> its bytes (or text)."""
     sys.path.insert(0, str(TESTS))
     from autograder import contract
     from mutants import as_submitted, mutant_source
+    if case.kind == "student":
+        return {p.relative_to(case.path).as_posix(): p.read_bytes() for p in sorted(case.path.rglob("*"))
+                if p.is_file() and p.name != "BUG.txt" and "__pycache__" not in p.parts}
     ex = contract.BY_ID[case.exercise]
     if case.kind == "solution":
-        return as_submitted((ROOT / "solutions" / ex.folder / ex.filename).read_text())
+        return {ex.filename: as_submitted((ROOT / "solutions" / ex.folder / ex.filename).read_text())}
     if case.kind == "alternative":
-        return case.path.read_text()
-    return mutant_source(case.path)
+        return {ex.filename: case.path.read_text()}
+    return {ex.filename: mutant_source(case.path)}
 
 
-def grade_case(case: Case, secret: str) -> dict:
-    """Grade one case under ``secret``; its verdict as a JSON-able dict (``ok``: as expected)."""
+def problem_of(case: Case, results) -> str:
+    """What is wrong with a case's grading ("" when its verdict holds): correct code lost
+    points, a mutant kept full marks or missed a test it must fail, a student bug missed."""
     sys.path.insert(0, str(TESTS))
     if case.kind == "student":
-        return _grade_student(case, secret)
-    from autograder import contract, seeds
-    from kit import grade_folder, make_submission
+        from student_corpus_cases import problem_of as student_problem
+        return student_problem(case.path, results)
     from mutants import expected_failures
-    ex = contract.BY_ID[case.exercise]
-    with tempfile.TemporaryDirectory() as tmp, seeds.secret_override(secret):
-        folder = make_submission(Path(tmp), {ex.filename: source_of(case)})
-        results = grade_folder(folder, ex.id)
     failed = sorted(t.name for t in results.tests if not t.passed)
     full = results.score >= results.max_score - 1e-9
-    problem = ""
     if case.kind != "mutant":
-        if not full:
-            problem = "correct code lost points: " + "; ".join(
-                f"{t.name}: {t.output[:300]}" for t in results.tests if not t.passed)
-    else:
-        missed = [w for w in expected_failures(case.path) if not any(w in n for n in failed)]
-        if full:
-            problem = "the mutant kept full marks"
-        elif missed:
-            problem = f"no failing test matches {missed}"
-    return {"case": case.label, "secret": secret, "score": results.score, "max": results.max_score,
-            "failed": failed, "ok": not problem, "problem": problem}
+        return "" if full else "correct code lost points: " + "; ".join(
+            f"{t.name}: {t.output[:300]}" for t in results.tests if not t.passed)
+    missed = [w for w in expected_failures(case.path) if not any(w in n for n in failed)]
+    if full:
+        return "the mutant kept full marks"
+    return f"no failing test matches {missed}" if missed else ""
 
 
-def _grade_student(case: Case, secret: str) -> dict:
+def _grade_here(files: dict[str, bytes | str], exercises: str, secret: str):
+    """Grade in this process under ``secret`` (the sweep's own grading)."""
     from autograder import seeds
-    from test_student_corpus import grade_copy, problem_of
-    with seeds.secret_override(secret):
-        results = grade_copy(case.path, case.exercise)
-    problem = problem_of(case.path, results)
+    from helpers import grade_folder
+    with tempfile.TemporaryDirectory() as tmp, seeds.secret_override(secret):
+        folder = Path(tmp) / "submission"
+        for name, content in files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+        return grade_folder(folder, exercises)
+
+
+def grade_case(case: Case, secret: str, grade=None) -> dict:
+    """Grade one case under ``secret`` (with ``grade(files, exercises, secret)``: the tests'
+    shared gradings; default: in this process); its verdict as a JSON-able dict."""
+    sys.path.insert(0, str(TESTS))
+    results = (grade or _grade_here)(files_of(case), case.exercise, secret)
+    problem = problem_of(case, results)
     return {"case": case.label, "secret": secret, "score": results.score, "max": results.max_score,
             "failed": sorted(t.name for t in results.tests if not t.passed), "ok": not problem,
             "problem": problem}

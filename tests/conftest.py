@@ -1,24 +1,96 @@
-"""Start the sandbox's fork server before any test imports the reference or runs torch.
+"""Shared set-up of the kit's own tests: the zygote first, a worker user per test process, and
+the fixtures several test files need.
 
 Production graders grade once per process and start the zygote first thing. This test
 process grades hundreds of times after loading everything, so it does the same up front:
 workers are then forked from a process that holds no reference code and has no torch
-thread pool running (see ``autograder.sandbox.forkserver.shared``).
+thread pool running (see ``autograder.sandbox.forkserver.shared``). The isolation level is
+probed here too, once, before any test can monkeypatch what the probe uses.
 
-The isolation level is probed here too, once, before any test can monkeypatch what the probe
-uses (``mounts.unshare``): the probe's answer is cached for the whole process.
+Scheduling (``make test``: ``pytest -n 2 --dist loadgroup``): each test file is a group run
+by one process (its module fixtures built once), except the files in :data:`SPREAD`, whose
+independent tests are handed out one at a time to whichever process is free, so no long
+file runs alone at the end; their gradings are shared by every process (``gradings.py``).
+Each test process has worker users of its own (``helpers.worker_user``), the default one
+through ``AUTOGRADER_WORKER_USER``, so processes never sweep each other's workers.
+``make check`` leaves out the :data:`SLOW` files (``-m "not slow"``).
 """
-from autograder.sandbox import forkserver, levels
+from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from autograder.sandbox import forkserver, levels
+from autograder.sandbox.limits import WORKER_USER_ENV
+from gradings import Gradings
+from helpers import kit_modes_restored, worker_user
+
+os.environ[WORKER_USER_ENV] = worker_user("default")     # grade, batch and check default to it
 levels.detect()
 forkserver.shared()
 
+# Started first (collection order is the order tests are handed out): the longest ones.
+SLOW_FIRST = ("test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_hostile.py",
+              "test_suites_corpus.py", "test_seed_sweep.py", "test_notebooks.py")
+# Files whose tests are independent of each other (one case each, gradings shared through
+# gradings.py): spread test by test over the processes. Every other file runs in one process
+# (its module fixtures are built once), as a group of its own.
+SPREAD = {"test_suites_corpus.py", "test_seed_sweep.py", "test_student_corpus.py", "test_hostile.py",
+          "test_held_out_corpus.py", "test_contract_corpus.py", "test_banned_ops.py", "test_solutions.py",
+          "test_reference_attention.py", "test_reference_multihead.py", "test_wire.py"}
+# `make check` (-m "not slow") leaves these out: the Docker replica, real otter/nbgrader runs,
+# built zips and wheels, corpora under other secrets, process-lifetime and cluster runs.
+SLOW = {"test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_interop_nbgrader.py",
+        "test_wheel_install.py", "test_seed_sweep.py", "test_lifetime.py", "test_batch_cluster.py",
+        "test_batch_resume.py", "test_warm_isolation.py", "test_hostile_user_level.py", "test_notebooks.py",
+        "test_held_out_corpus.py"}
 
-# The slowest files first: with `pytest -n 2 --dist loadfile` (make test) a file is handed to
-# a free process in collection order, so a long file collected last would run alone at the end.
-SLOW_FIRST = ("test_replica.py", "test_suites_corpus.py", "test_notebooks.py", "test_lifetime.py")
 
-
-def pytest_collection_modifyitems(items):
+@pytest.hookimpl(tryfirst=True)          # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))   # stable: order kept within
+    for item in items:
+        if item.path.name not in SPREAD and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+        if item.path.name in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+
+# --------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="session")
+def gradings(tmp_path_factory, worker_id) -> Gradings:
+    """Corpus cases graded once per run, shared by every test process (gradings.py)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if worker_id != "master" else base       # xdist: <run>/popen-gwN
+    return Gradings(shared / "gradings")
+
+
+@pytest.fixture(scope="session")
+def outside_python_path() -> Path:
+    """A Python outside /root with what grading needs (the user level refuses one under a 0700
+    /root): made once per machine, see ``outside_python.py``."""
+    from outside_python import outside_python
+    return outside_python()
+
+
+@pytest.fixture(scope="module")
+def kit_modes_kept() -> Iterator[None]:
+    with kit_modes_restored():
+        yield
+
+
+@pytest.fixture
+def world_readable_folder() -> Iterator[Path]:
+    """A folder any user may read and enter, as a TA's class folder often is (pytest's own
+    temporary folders are 0700: too easy a test of what the worker users can see)."""
+    folder = Path(tempfile.mkdtemp(prefix="ag-class-"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

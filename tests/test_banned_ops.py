@@ -28,9 +28,9 @@ from autograder import contract
 from autograder.grading import GradeRequest, grade
 from autograder.results import Results
 from autograder.sandbox import SandboxConfig
-from kit import ROOT, make_submission, solution_file
+from helpers import ROOT, kit_modes_restored, make_submission, solution_file, worker_user
 
-WORKER_USER = "ag-banned"            # this file's own worker user (tests run in parallel)
+WORKER_USER = worker_user("banned")
 IS_ROOT = os.geteuid() == 0
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
@@ -199,8 +199,7 @@ def test_exercises_without_the_ban_may_use_it(tmp_path):
 
 def _cli(tmp: Path, ex_id: str, source: str, level: str, env_extra: dict | None = None) -> dict:
     """Grade through the CLI at one isolation level (the user level with a Python outside
-    /root, the kit folders' modes put back after, as in test_hostile_input)."""
-    from test_hostile_input import _kit_modes, _restore_kit_modes
+    /root, the kit folders' modes put back after)."""
     ex = contract.BY_ID[ex_id]
     folder = make_submission(tmp, {ex.filename: source})
     python = str(PYTHON)
@@ -210,14 +209,11 @@ def _cli(tmp: Path, ex_id: str, source: str, level: str, env_extra: dict | None 
     results_path = tmp / "results.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env.update(PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", **(env_extra or {}))
-    modes = _kit_modes()
-    try:
+    with kit_modes_restored():
         proc = subprocess.run([python, "-m", "autograder", "grade", str(folder), "--exercises", ex_id,
                                "--results", str(results_path), "--worker-user", WORKER_USER,
                                "--isolation", level], cwd=tmp, env=env, capture_output=True,
                               text=True, timeout=300)
-    finally:
-        _restore_kit_modes(modes)
     assert results_path.exists(), proc.stderr[-3000:]
     data = json.loads(results_path.read_text())
     assert data["extra_data"]["isolation"] == level, proc.stderr[-2000:]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from autograder import batch, contract, gradebook
+from autograder.sandbox.limits import default_worker_user
 from autograder.batching.discovery import Entry
 from autograder.batching.runner import Row
 from mutants import mutant_source
@@ -189,4 +190,5 @@ def test_parallel_jobs_run_as_different_worker_users(tmp_path, monkeypatch):
             running.add(user)
         else:
             running.discard(user)
-    assert {ln.split()[0] for ln in log.read_text().splitlines()} == {"ag-student", "ag-student2"}
+    base = default_worker_user()
+    assert {ln.split()[0] for ln in log.read_text().splitlines()} == {base, f"{base}2"}

@@ -26,6 +26,7 @@ import pytest
 from autograder import batch, contract
 from autograder.batching import cluster, resume
 from autograder.batching.runner import Runner
+from autograder.sandbox.limits import default_worker_user
 from mutants import mutant_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,18 +34,12 @@ SOLUTION = ROOT / "solutions" / "ex1_attention" / "attention.py"
 STUB = ROOT / "assignments" / "ex1_attention" / "attention.py"
 MUTANT = Path(__file__).resolve().parent / "submissions" / "ex1" / "mutants" / "np_no_sqrt_scaling.diff"
 EX1 = contract.select("ex1")
-WORKER_USER = "ag-dcluster"        # this file's worker users: ag-dcluster, ag-dcluster2, …
 STUDENT_TIMEOUT = 400
-
-
-@pytest.fixture(autouse=True)
-def own_worker_users(monkeypatch):
-    monkeypatch.setattr(batch, "WORKER_USER", WORKER_USER)
 
 
 @pytest.fixture(scope="module")
 def class_folder():
-    from test_hostile import render
+    from hostile_cases import render
     folder = Path(tempfile.mkdtemp(prefix="ag-dask-class-"))
     os.chmod(folder, 0o755)
     (folder / "s0_solution").mkdir()
@@ -140,7 +135,8 @@ def test_cluster_gradebook_equals_local_with_a_worker_killed(class_folder, dask_
     assert len(graded_by) == len(table)                               # one grading each (opaque job keys)
     moved = [key for key, task in pool.task_keys.items() if task in killed[1]]
     assert moved and all(graded_by[key][0] != killed[0] for key in moved)   # its tasks graded elsewhere
-    assert {user for _, user in graded_by.values()} <= {WORKER_USER, f"{WORKER_USER}2"}
+    base = default_worker_user()
+    assert {user for _, user in graded_by.values()} <= {base, f"{base}2"}
     assert "cluster: graded by Dask worker" in (remote / "results" / "s0_solution" / "grade.log").read_text()
     isolation = json.loads((remote / "results" / "s0_solution" / "results.json").read_text())["extra_data"]
     assert isolation["isolation"] == json.loads(

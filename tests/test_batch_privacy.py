@@ -16,44 +16,25 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import stat
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from autograder import batch, contract, jobs, textsafe
 from autograder.cli import main
-from engine_helpers import ROOT, solution
-from outside_python import outside_python
-from test_hostile import stub_source
+from helpers import kit_modes_restored, solution, stub_source
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="grades with its own worker users (root)")
-WORKER_USER = "ag-bpriv"                      # job slots: ag-bpriv, ag-bpriv2
 EX1 = contract.BY_ID["ex1"]
 
 
-@pytest.fixture(autouse=True)
-def own_worker_users(monkeypatch):
-    monkeypatch.setattr(batch, "WORKER_USER", WORKER_USER)
-
-
-KIT_FOLDERS = ("autograder", "reference", "solutions", "tests", "assignments", "dist", ".git")
-
-
 @pytest.fixture
-def user_level():
+def user_level(outside_python_path):
     """A Python outside /root for the graders; this checkout's kit folders (which the graders
     lock for the worker user, as on Gradescope) get their modes back afterwards."""
-    python = outside_python()
-    saved = {ROOT / n: os.stat(ROOT / n) for n in KIT_FOLDERS if (ROOT / n).exists()}
-    try:
-        yield str(python)
-    finally:
-        for path, info in saved.items():
-            os.chown(path, info.st_uid, info.st_gid)
-            os.chmod(path, stat.S_IMODE(info.st_mode))
+    with kit_modes_restored():
+        yield str(outside_python_path)
 
 
 def _user_batch(folder: Path, out: Path, python: str, jobs_: int = 1):
@@ -65,12 +46,8 @@ def _user_batch(folder: Path, out: Path, python: str, jobs_: int = 1):
 
 
 @pytest.fixture
-def class_folder():
-    """A class folder any user could read, as a TA's often is (pytest's tmp folders are 0700)."""
-    folder = Path(tempfile.mkdtemp(prefix="ag-bpriv-class-"))
-    os.chmod(folder, 0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+def class_folder(world_readable_folder):
+    return world_readable_folder
 
 
 def _batch(folder: Path, out: Path, *args: str) -> int:

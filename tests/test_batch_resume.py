@@ -22,7 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "ex1_attention" / "attention.py"
 STUB = ROOT / "assignments" / "ex1_attention" / "attention.py"
 MUTANTS = sorted((Path(__file__).resolve().parent / "submissions" / "ex1" / "mutants").glob("*.diff"))
-WORKER_USER = "ag-resume"          # this file's worker users: ag-resume, ag-resume2
 pytestmark = pytest.mark.slow
 
 
@@ -39,8 +38,7 @@ def class_folder():
 
 
 def _batch(subs: Path, out: Path, **popen) -> subprocess.Popen:
-    code = (f"import autograder.batch as b; b.WORKER_USER = {WORKER_USER!r}; "
-            "from autograder.cli import main; import sys; sys.exit(main(sys.argv[1:]))")
+    code = "from autograder.cli import main; import sys; sys.exit(main(sys.argv[1:]))"
     return subprocess.Popen([sys.executable, "-c", code, "batch", str(subs), "--jobs", "1", "--exercises", "ex1",
                              "--out", str(out / "grades.csv"), "--no-progress"],
                             cwd=str(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)

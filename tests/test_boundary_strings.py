@@ -20,9 +20,10 @@ import pytest
 
 from autograder import contract, intake, results, textsafe
 from autograder.sandbox import protocol, wire
-from engine_helpers import grader_env, solution
+from helpers import worker_user
+from helpers import grader_env, solution
 
-WORKER_USER = "ag-bstr"                       # this file's own worker user
+WORKER_USER = worker_user("bstr")
 UNSAFE_SPRAY = "".join(chr(c) for c in range(0x20)) + "\x7f\x85\u2028\u2029\u202a\u202b\u202d\u202e\u2066\u2069"
 ORDINARY = "softmax · max |Δ| = 1.5e-03 … ≈ × ‖w‖ — naïve Übung 注意 😀\n\tindented"
 SURROGATE_MESSAGE = os.fsdecode(b"cannot read weights_\xff\xfe.npy")   # what os.fsdecode gives raw bytes

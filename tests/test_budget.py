@@ -22,8 +22,7 @@ import pytest
 from autograder import results
 from autograder.budget import Budgets, BudgetSpent, call_key
 from autograder.sandbox import protocol
-from engine_helpers import grade_cli, grade_command, grader_env, solution, write_submission
-from test_hostile import stub_source
+from helpers import grade_cli, grade_command, grader_env, solution, stub_source, write_submission
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="grades with its own worker user (root)")
 
@@ -166,9 +165,7 @@ def test_stub_is_not_slowed_by_budgets(tmp_path):
 def test_batch_timeout_keeps_finished_exercises(tmp_path, monkeypatch):
     """batch's --student-timeout stops a grader stuck in ex3: the row keeps ex1's 20 points."""
     from autograder import batch, contract
-    from engine_helpers import WORKER_USER
 
-    monkeypatch.setattr(batch, "WORKER_USER", WORKER_USER)
     subs = tmp_path / "class"
     write_submission(subs / "ann", {"attention.py": solution("ex1"),
                                     "multihead.py": solution("ex3") + HANGING_FORWARD})

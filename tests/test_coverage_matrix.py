@@ -11,7 +11,7 @@ import pytest
 
 from autograder import contract, coverage
 from autograder.coverage_rows import NA, ROWS, RULES
-from kit import ROOT
+from helpers import ROOT
 
 
 @lru_cache(maxsize=1)

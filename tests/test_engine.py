@@ -19,7 +19,7 @@ from autograder import contract, intake, results
 from autograder.sandbox import (ModuleSource, NotImplementedByStudent, Remote, Sandbox, SandboxConfig,
                                 StudentError, StudentModules, UnsupportedValue, WorkerCrashed, fetch)
 from autograder.sandbox import backends, wire
-from kit import grade_folder, make_submission, solution_file
+from helpers import grade_folder, make_submission, solution_file
 
 # --------------------------------------------------------------------------- wire format
 

@@ -12,17 +12,15 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import stat
-import tempfile
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from autograder import batch, contract, jobs, results
-from engine_helpers import WORKER_USER, grade_cli, solution, write_submission
-from test_hostile import stub_source
+from helpers import grade_cli, solution, stub_source, worker_user, write_submission
+
+READER = worker_user("reader")          # a worker user whose view of folders is checked
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="grades with its own worker user (root)")
 
@@ -32,19 +30,9 @@ FAKE_TOTAL = "ex1 Scaled dot-product attention: 20 / 20"
 INJECTED = f"x\n{FAKE_TOTAL}\r\n{FAKE}\u2028\x1b[32m{FAKE}\n"
 
 
-@pytest.fixture(autouse=True)
-def own_worker_users(monkeypatch):
-    """batch's job slots run as ag-eng, ag-eng2, … (not the shared ag-student)."""
-    monkeypatch.setattr(batch, "WORKER_USER", WORKER_USER)
-
-
 @pytest.fixture
-def class_folder():
-    """A class folder any user could read (pytest's own tmp folders are 0700: too easy)."""
-    folder = Path(tempfile.mkdtemp(prefix="ag-eng-class-"))
-    os.chmod(folder, 0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+def class_folder(world_readable_folder):
+    return world_readable_folder
 
 
 def _fake_lines(text: str) -> list[str]:
@@ -146,9 +134,9 @@ def test_batch_neighbours_are_out_of_reach(tmp_path, class_folder):
     for path in [export, *export.rglob("*")]:  # readable by any user, as a TA's export often is
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
     from autograder.sandbox import users
-    users.ensure_user(WORKER_USER)
+    users.ensure_user(READER)
     targets = [export / "submission_metadata.yml", export / "submission_101" / "attention.py"]
-    assert jobs.readable_by(WORKER_USER, targets) == [str(t) for t in targets]   # without hiding: open
+    assert jobs.readable_by(READER, targets) == [str(t) for t in targets]   # without hiding: open
     out = tmp_path / "out" / "grades.csv"
     rows, found = batch.run_batch(export, out, EX1, jobs=2, student_timeout=120, progress=False)
     by_key = {r.entry.key: r for r in rows}
@@ -168,7 +156,7 @@ def test_batch_neighbours_are_out_of_reach(tmp_path, class_folder):
 
 def test_readable_by_probe(class_folder):
     from autograder.sandbox import users
-    users.ensure_user(WORKER_USER)
+    users.ensure_user(READER)
     open_dir, closed_dir = class_folder / "open", class_folder / "closed"
     open_dir.mkdir()
     closed_dir.mkdir()
@@ -176,7 +164,7 @@ def test_readable_by_probe(class_folder):
     os.chmod(closed_dir, 0o700)
     (open_dir / "secret.txt").write_text("x")
     os.chmod(open_dir / "secret.txt", 0o600)
-    assert jobs.readable_by(WORKER_USER, [open_dir, closed_dir, open_dir / "secret.txt"]) == [str(open_dir)]
+    assert jobs.readable_by(READER, [open_dir, closed_dir, open_dir / "secret.txt"]) == [str(open_dir)]
 
 
 def test_stage_copy_never_follows_links(tmp_path):

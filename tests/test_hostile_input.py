@@ -23,15 +23,15 @@ from pathlib import Path
 import pytest
 
 from autograder import contract, results
-from test_hostile import PYTHON, ROOT, render, secret_lines
+from helpers import kit_modes_restored, worker_user
+from hostile_cases import PYTHON, ROOT, render, secret_lines
 from outside_python import outside_python
 
 CORPUS = Path(__file__).resolve().parent / "hostile_input"
 IS_ROOT = os.geteuid() == 0
-WORKER_USER = "ag-intake"
+WORKER_USER = worker_user("intake")
 RUN_BUDGET_S = 240
 SUITES = ROOT / "autograder" / "suites"
-KIT_FOLDERS = ("autograder", "reference", "solutions", "tests", "assignments", "dist", ".git")
 LEVELS = [pytest.param("auto", id="strongest"),
           pytest.param("user", id="user-level", marks=pytest.mark.skipif(
               not IS_ROOT, reason="the user level needs root (a worker user)"))]
@@ -57,23 +57,6 @@ class Run:
 
     def outputs(self, ex: str) -> str:
         return "\n".join(str(t.get("output", "")) for t in self.tests(ex))
-
-
-def _kit_modes() -> dict[Path, tuple[int, int, int]]:
-    """The user level locks the kit's folders (root-owned, go-rwx); put them back after."""
-    out = {}
-    for name in KIT_FOLDERS:
-        path = ROOT / name
-        if path.exists():
-            info = path.stat()
-            out[path] = (info.st_mode & 0o7777, info.st_uid, info.st_gid)
-    return out
-
-
-def _restore_kit_modes(modes: dict[Path, tuple[int, int, int]]) -> None:
-    for path, (mode, uid, gid) in modes.items():
-        os.chown(path, uid, gid)
-        os.chmod(path, mode)
 
 
 # Runs the grader as its only child: RUSAGE_CHILDREN's peak is then this run's alone.
@@ -124,12 +107,9 @@ def grade(submission: Path, exercises: str, out: Path, *, cwd: Path = ROOT,
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env.update(PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", **(env_extra or {}))
     rss_file = out / "peak-rss-kb"
-    modes = _kit_modes()
-    try:
+    with kit_modes_restored():
         proc = subprocess.run([PYTHON, "-c", _MEASURE, str(rss_file), *cmd], cwd=cwd, env=env,
                               capture_output=True, timeout=RUN_BUDGET_S)
-    finally:
-        _restore_kit_modes(modes)
     peak = int(rss_file.read_text()) if rss_file.exists() else 0
     assert results_path.exists(), f"no results.json: {proc.stderr[-3000:]!r}"
     text = results_path.read_text()

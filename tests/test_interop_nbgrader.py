@@ -23,7 +23,7 @@ import pytest
 from autograder import contract
 from autograder.interop import adapter
 from autograder.interop.nbgrader import export_nbgrader, split_solution
-from kit import grade_folder, make_submission, solution_file
+from helpers import grade_folder, make_submission, native_score, solution_file
 
 VENV_BIN = Path(sys.executable).parent
 EX = contract.BY_ID["ex1"]
@@ -31,21 +31,6 @@ SCALING = "/ np.sqrt(d_k)"
 # a realistic bug (the scaling forgotten in the NumPy forward pass) that also prints a
 # torch-style warning on stderr when the module has loaded (nbgrader must not zero a cell for it)
 WARNING_LINE = 'import sys as _sys; print("UserWarning: TypedStorage is deprecated", file=_sys.__stderr__)\n'
-
-
-def native_score(folder: Path, exercise_id: str, secret: str | None = None) -> float:
-    """kit.grade_folder in a fresh interpreter: one submission per grading process, as in
-    production (several gradings in one process can make later workers hang; see report).
-    ``secret`` (hex): grade with that seed secret (an export's own), else the checkout's."""
-    code = ("import json, sys; sys.path.insert(0, sys.argv[3]); from pathlib import Path; "
-            "from autograder import seeds; from kit import grade_folder; "
-            "secret = sys.argv[4] or None\n"
-            "with seeds.secret_override(secret):\n"
-            "    print(json.dumps(grade_folder(Path(sys.argv[1]), sys.argv[2]).by_exercise()[sys.argv[2]][0]))")
-    done = subprocess.run([sys.executable, "-c", code, str(folder), exercise_id, str(Path(__file__).parent),
-                           secret or ""], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return float(done.stdout.strip().splitlines()[-1])
 
 
 def _text(cell) -> str:

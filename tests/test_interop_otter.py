@@ -22,8 +22,7 @@ import pytest
 from autograder import contract
 from autograder.interop import adapter
 from autograder.interop.otter import export_otter
-from kit import ASSIGNMENTS, make_submission, solution_file
-from test_interop_nbgrader import native_score
+from helpers import ASSIGNMENTS, make_submission, native_score, solution_file
 
 VENV_BIN = Path(sys.executable).parent
 EX = contract.BY_ID["ex1"]

@@ -24,12 +24,13 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import harden, isolation, levels, limits, netfilter
+from helpers import worker_user
 from outside_python import outside_python
 
 ROOT = Path(__file__).resolve().parents[1]
 AGTEST_VENV = Path("/opt/agtest-venv")
 AGTEST = AGTEST_VENV / "bin" / "python"
-WORKER = "ag-iso"
+WORKER = worker_user("iso")
 IS_ROOT = os.geteuid() == 0
 RUN_TIMEOUT = 300
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="isolation levels other than 'process' need root")

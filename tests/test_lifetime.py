@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import worker_user
 
 from outside_python import outside_python
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKER_USER = "ag-life"             # a worker user of our own: uid-wide checks hit only our cases
+WORKER_USER = worker_user("life")             # a worker user of our own: uid-wide checks hit only our cases
 NOBODY = 65534
 GONE_WITHIN = 6.0                   # seconds for everything to end after the kill
 APPEAR_WITHIN = 90.0                # seconds for a grader to reach the wanted moment (busy machine)

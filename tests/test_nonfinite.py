@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autograder import contract
-from kit import grade_folder, make_submission
+from helpers import grade_folder, make_submission
 
 PRELUDE = '''import math
 import numpy as np

@@ -11,7 +11,7 @@ from autograder import check, contract, intake, results
 from autograder.batching.discovery import Entry
 from autograder.batching.runner import Row, Runner
 from autograder.interop import adapter
-from engine_helpers import grade_cli, solution, write_submission
+from helpers import grade_cli, solution, write_submission
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="grades with its own worker user (root)")
 

@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import asuser, harden, ipc, isolation, levels, lifetime, limits, netfilter, users
+from helpers import worker_user
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKER = "ag-round3"
+WORKER = worker_user("round3")
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root (a worker user)")
 FAMILIES = {"AF_INET": 2, "AF_INET6": 10, "AF_VSOCK": 40, "AF_NETLINK": 16, "AF_PACKET": 17}

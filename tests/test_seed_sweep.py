@@ -3,9 +3,10 @@
 Hidden inputs change with the build's secret and the submission (``autograder/seeds.py``), so
 a suite must never rely on the inputs of one secret: the solution and every alternative
 style keep full marks under 3 more secrets besides the checkout's (the corpus tests', fresh in
-every clean clone). Mutants: ``tests/test_seed_sweep_mutants.py`` (a file of its own, so the
-two halves run on different test workers). The full sweep, 30 secrets over the whole corpus:
-``.venv/bin/python bench/seed_sweep.py --jobs 2``.
+every clean clone), and every mutant fails its named tests under one more. The full sweep,
+30 secrets over the whole corpus: ``.venv/bin/python bench/seed_sweep.py --jobs 2``. Each
+(case, secret) is graded once per run (``gradings.py``); the cases are spread over the test
+processes one by one.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from seed_sweep import corpus, grade_case, sweep_secret  # noqa: E402
 
 CORRECT_SECRETS = [sweep_secret(i) for i in range(100, 103)]
+MUTANT_SECRET = sweep_secret(200)
 
 
 def params(kinds: tuple[str, ...]) -> list:
@@ -25,6 +27,13 @@ def params(kinds: tuple[str, ...]) -> list:
 
 
 @pytest.mark.parametrize("case", params(("solution", "alternative")))
-def test_correct_code_keeps_full_marks_under_any_secret(case):
-    broken = [row for row in (grade_case(case, s) for s in CORRECT_SECRETS) if not row["ok"]]
-    assert not broken, [(r["secret"][:16], r["problem"][:600]) for r in broken]
+@pytest.mark.parametrize("secret", CORRECT_SECRETS, ids=lambda s: s[:8])
+def test_correct_code_keeps_full_marks_under_any_secret(case, secret, gradings):
+    row = grade_case(case, secret, gradings.grade)
+    assert row["ok"], (row["secret"][:16], row["problem"][:600])
+
+
+@pytest.mark.parametrize("case", params(("mutant",)))
+def test_mutant_is_caught_under_another_secret(case, gradings):
+    row = grade_case(case, MUTANT_SECRET, gradings.grade)
+    assert row["ok"], (row["secret"][:16], row["problem"][:600])

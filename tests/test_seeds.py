@@ -17,7 +17,7 @@ import pytest
 from autograder import grading, seeds
 from autograder.packaging.exports import gradescope
 from autograder.packaging.zips import BuildError
-from kit import ROOT, grade_folder, make_submission
+from helpers import ROOT, grade_folder, make_submission
 
 SECRET_A, SECRET_B = "a1" * 32, "b2" * 32
 

@@ -1,4 +1,4 @@
-"""The blind student corpus (issue 21 item 4): submissions written by someone who read only
+"""The blind student corpus: submissions written by someone who read only
 the student release (``dist/release.zip``), never the kit, kept as written (never tuned
 after the fact: a bug the suites miss is a missing test, not a case to edit).
 
@@ -8,99 +8,34 @@ after the fact: a bug the suites miss is a missing test, not a case to edit).
 
 Correct styles keep full marks on every exercise; every bug loses points on a test of its
 exercise that is about the function holding it; at least NAMED_SHARE of the bugs get a
-named likely mistake. ``bench/grade_corpus.py`` prints the same table for notes.
+named likely mistake (the corpus and its verdicts: ``student_corpus_cases.py``; each
+submission graded once per run: ``gradings.py``). ``bench/grade_corpus.py`` prints the same
+table for notes.
 """
 from __future__ import annotations
 
-import re
-import shutil
-import tempfile
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
-from kit import grade_folder
-from suite_covers import covers_by_result_name
-
-CORPUS = Path(__file__).resolve().parent / "student_corpus"
-NAMED = "Likely cause:"
-NAMED_SHARE = 0.90                 # issue 21: nine bugs in ten get a named mistake
-DEFAULT = "ex1,ex2,ex3,ex4,ex5"
+from student_corpus_cases import NAMED, NAMED_SHARE, bug_of, exercises_of, folders, problem_of
 
 
-def _folders(kind: str) -> list[Path]:
-    return sorted(p for p in (CORPUS / kind).iterdir() if p.is_dir())
-
-
-def bug_of(folder: Path) -> tuple[str, str, str]:
-    """(exercise, function, description) from BUG.txt."""
-    line = (folder / "BUG.txt").read_text(encoding="utf-8").strip()
-    head, _, description = line.partition(" : ")
-    exercise, function = head.split(maxsplit=1)
-    return exercise, function.strip(), description.strip()
-
-
-def grade_copy(folder: Path, exercises: str):
-    """Grade a copy of a corpus submission (the corpus stays as written) under the current
-    seed secret (``bench/seed_sweep.py`` sets another one)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "submission"
-        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("BUG.txt"))
-        return grade_folder(copy, exercises)
-
-
-_graded = lru_cache(maxsize=None)(grade_copy)       # the tests below share one grading each
-
-
-def exercises_of(folder: Path) -> str:
-    """The exercises a corpus submission is graded on: all five for a correct style, the
-    bug's own for a bug."""
-    return DEFAULT if folder.parent.name == "correct" else bug_of(folder)[0]
-
-
-def _names(function: str) -> set[str]:
-    """``MultiHeadAttention.forward`` -> {"MultiHeadAttention.forward", "MultiHeadAttention", "forward"}."""
-    parts = function.split(".")
-    return {function, *parts}
-
-
-def problem_of(folder: Path, results) -> str:
-    """What is wrong with how a corpus submission was graded; "" when its verdict holds
-    (also used by ``bench/seed_sweep.py --kinds student``)."""
-    failed = [t for t in results.tests if not t.passed]
-    if folder.parent.name == "correct":
-        if results.score == results.max_score == 100:
-            return ""
-        return f"{folder.name}, a correct style, lost points: {[(t.name, t.output[:300]) for t in failed]}"
-    exercise, function, description = bug_of(folder)
-    if not failed:
-        return f"{folder.name} ({description}) kept full marks: a missing hidden test"
-    covers = covers_by_result_name()
-    names = _names(function)
-    about = [t.name for t in failed
-             if names & {c.split(":")[0] for c in covers.get(t.name, set())}
-             or any(re.search(rf"\b{re.escape(n)}\b", t.name) for n in names)]
-    if not about:
-        return f"{folder.name}: the bug is in {function} but no failing test is about it: {[t.name for t in failed]}"
-    return ""
-
-
-@pytest.mark.parametrize("folder", _folders("correct"), ids=lambda p: p.name)
-def test_correct_style_keeps_full_marks(folder: Path):
-    problem = problem_of(folder, _graded(folder, exercises_of(folder)))
+@pytest.mark.parametrize("folder", folders("correct"), ids=lambda p: p.name)
+def test_correct_style_keeps_full_marks(folder: Path, gradings):
+    problem = problem_of(folder, gradings.grade_folder(folder, exercises_of(folder)))
     assert not problem, problem
 
 
-@pytest.mark.parametrize("folder", _folders("bugs"), ids=lambda p: p.name)
-def test_bug_loses_points_on_its_function(folder: Path):
-    problem = problem_of(folder, _graded(folder, exercises_of(folder)))
+@pytest.mark.parametrize("folder", folders("bugs"), ids=lambda p: p.name)
+def test_bug_loses_points_on_its_function(folder: Path, gradings):
+    problem = problem_of(folder, gradings.grade_folder(folder, exercises_of(folder)))
     assert not problem, problem
 
 
-def test_most_bugs_get_a_named_mistake():
-    folders = _folders("bugs")
-    unnamed = [f.name for f in folders
-               if not any(NAMED in t.output for t in _graded(f, bug_of(f)[0]).tests if not t.passed)]
-    share = 1 - len(unnamed) / len(folders)
-    assert share >= NAMED_SHARE, f"named mistakes for {share:.0%} of {len(folders)} bugs; unnamed: {unnamed}"
+def test_most_bugs_get_a_named_mistake(gradings):
+    bugs = folders("bugs")
+    unnamed = [f.name for f in bugs
+               if not any(NAMED in t.output for t in gradings.grade_folder(f, bug_of(f)[0]).tests if not t.passed)]
+    share = 1 - len(unnamed) / len(bugs)
+    assert share >= NAMED_SHARE, f"named mistakes for {share:.0%} of {len(bugs)} bugs; unnamed: {unnamed}"

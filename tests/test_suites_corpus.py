@@ -15,14 +15,12 @@ Feedback (issue 12): every test a mutant fails must be about something it breaks
 """
 from __future__ import annotations
 
-import tempfile
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 from autograder import contract
-from kit import ROOT, SUBMISSIONS, failed_titles, grade_folder, make_submission
+from helpers import ROOT, SUBMISSIONS, failed_titles
 from mutants import PatchError, apply_patch, as_submitted, expected_failures, make_patch, mutant_source
 from suite_covers import collected, covers_by_result_name, covers_of, justified, mutant_breaks
 
@@ -37,17 +35,15 @@ def _cases(kind: str, suffix: str) -> list:
     return out
 
 
-def _grade_one(path: Path, source: str | Path, tmp_path: Path):
-    ex = contract.BY_ID[path.parent.parent.name]
-    folder = make_submission(tmp_path, {ex.filename: source})
-    return ex, grade_folder(folder, ex.id)
-
-
-@lru_cache(maxsize=None)
-def _graded_mutant(path: Path):
-    """A mutant's results, graded once per session (several tests read them)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        return _grade_one(path, mutant_source(path), Path(tmp))[1]
+@pytest.fixture
+def graded(gradings):
+    """``graded(path)``: a mutant's (``.diff``) or an alternative's (``.py``) results, graded
+    once per run (gradings.py): several tests read each."""
+    def grade(path: Path):
+        ex = contract.BY_ID[path.parent.parent.name]
+        source = mutant_source(path) if path.suffix == ".diff" else path.read_text()
+        return gradings.grade({ex.filename: source}, ex.id)
+    return grade
 
 
 def _solution(path: Path) -> str:
@@ -56,9 +52,9 @@ def _solution(path: Path) -> str:
 
 
 @pytest.mark.parametrize("path", _cases("mutants", ".diff"))
-def test_mutant_loses_points_on_the_named_test(path: Path):
+def test_mutant_loses_points_on_the_named_test(path: Path, graded):
     expected = expected_failures(path)
-    results = _graded_mutant(path)
+    results = graded(path)
     failed = failed_titles(results)
     assert results.score < results.max_score, f"{path.name} kept full marks"
     for words in expected:
@@ -66,13 +62,13 @@ def test_mutant_loses_points_on_the_named_test(path: Path):
 
 
 @pytest.mark.parametrize("path", _cases("mutants", ".diff"))
-def test_mutant_fails_only_tests_about_what_it_breaks(path: Path):
+def test_mutant_fails_only_tests_about_what_it_breaks(path: Path, graded):
     """Issue 12: a failing test's title (its ``covers``) names something the mutant breaks:
     its changed functions, the solution's functions that use them, or a declared
     ``# breaks: name:property`` (in-place changes, the device argument, banned APIs)."""
     breaks = mutant_breaks(_solution(path), mutant_source(path), path.read_text())
     covers = covers_by_result_name()
-    blamed = {t.name: sorted(covers.get(t.name, set())) for t in _graded_mutant(path).tests
+    blamed = {t.name: sorted(covers.get(t.name, set())) for t in graded(path).tests
               if not t.passed and not justified(covers.get(t.name, set()), breaks)}
     assert not blamed, f"{path.name} breaks {sorted(breaks)} but fails tests about other things: {blamed}"
 
@@ -89,23 +85,23 @@ def _declared_cause(path: Path) -> str | None:
 
 
 @pytest.mark.parametrize("path", [p for p in _cases("mutants", ".diff") if _declared_cause(p.values[0])])
-def test_named_mistake_is_the_mutants_own(path: Path):
+def test_named_mistake_is_the_mutants_own(path: Path, graded):
     """A mutant that declares its mistake (``# cause: <words>``) gets that mistake named, and
     no failing test names another one (a wrong "Likely cause" misleads more than none)."""
     words = [w.strip().lower() for w in _declared_cause(path).split("|")]    # any of these
-    named = {t.name: t.output.split(NAMED, 1)[1] for t in _graded_mutant(path).tests
+    named = {t.name: t.output.split(NAMED, 1)[1] for t in graded(path).tests
              if not t.passed and NAMED in t.output}
     assert named, f"{path.name}: no failing test names a likely cause"
     wrong = {name: cause[:200] for name, cause in named.items() if not any(w in cause.lower() for w in words)}
     assert not wrong, f"{path.name}: causes that mention none of {words}: {wrong}"
 
 
-def test_most_mutants_get_a_named_mistake():
+def test_most_mutants_get_a_named_mistake(graded):
     """Issue 12: the share of mutants whose feedback names the likely mistake (a
     "Likely cause:" line in some failing test), reported and at least NAMED_SHARE."""
     paths = [p.values[0] for p in _cases("mutants", ".diff")]
     unnamed = [f"{p.parent.parent.name}/{p.stem}" for p in paths
-               if not any(NAMED in t.output for t in _graded_mutant(p).tests if not t.passed)]
+               if not any(NAMED in t.output for t in graded(p).tests if not t.passed)]
     share = 1 - len(unnamed) / len(paths)
     print(f"\nnamed likely mistake: {len(paths) - len(unnamed)} of {len(paths)} mutants ({share:.0%}); "
           f"without: {', '.join(unnamed)}")
@@ -146,8 +142,8 @@ def test_mutant_breaks_are_known_names(path: Path):
 
 
 @pytest.mark.parametrize("path", _cases("alternatives", ".py"))
-def test_alternative_style_gets_full_marks(path: Path, tmp_path: Path):
-    ex, results = _grade_one(path, path, tmp_path)
+def test_alternative_style_gets_full_marks(path: Path, graded):
+    results = graded(path)
     assert results.score == results.max_score, {t.name: t.output[:300] for t in results.tests if not t.passed}
 
 
@@ -170,10 +166,10 @@ def test_patches_find_their_place_by_content():
         apply_patch(base.replace("c\n", "C\n"), patch)
 
 
-def test_a_wrong_return_type_is_explained_not_an_internal_error(tmp_path: Path):
+def test_a_wrong_return_type_is_explained_not_an_internal_error(graded):
     """A function that returns one array where the contract says a pair: every failing test
     says what came back, none falls through to the grader's internal-error message."""
-    results = _graded_mutant(SUBMISSIONS / "ex1" / "mutants" / "np_returns_output_only.diff")
+    results = graded(SUBMISSIONS / "ex1" / "mutants" / "np_returns_output_only.diff")
     failed = [t for t in results.tests if not t.passed]
     assert failed
     for t in failed:

@@ -24,12 +24,11 @@ from pathlib import Path
 import pytest
 
 from autograder import batch, contract
+from helpers import kit_modes_restored
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "ex1_attention" / "attention.py").read_text()
 EX1 = contract.select("ex1")
-WORKER_USER = "ag-warm"            # this file's worker users
-KIT_FOLDERS = ("autograder", "reference", "solutions", "tests", "assignments", "dist", ".git")
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.geteuid() != 0, reason="the worker user needs root")]
 
 TRACE = "agtrace7c1"
@@ -99,11 +98,6 @@ KINDS = ("file in /tmp", "file in /dev/shm", "environment", "sys.modules", "modu
          "default dtype", "num threads", "seed")
 
 
-@pytest.fixture(autouse=True)
-def own_worker_users(monkeypatch):
-    monkeypatch.setattr(batch, "WORKER_USER", WORKER_USER)
-
-
 @pytest.fixture
 def class_folder():
     folder = Path(tempfile.mkdtemp(prefix="ag-warm-class-"))
@@ -141,22 +135,11 @@ def test_nothing_leaks_between_submissions_namespaces(class_folder, tmp_path):
     _grade_pair(class_folder, tmp_path, "namespaces")
 
 
-def test_nothing_leaks_between_submissions_user_level(class_folder, tmp_path, monkeypatch):
-    from outside_python import outside_python
-    python = outside_python()
-    saved = {}
-    for name in KIT_FOLDERS:
-        path = ROOT / name
-        if path.exists():
-            info = path.stat()
-            saved[path] = (info.st_mode & 0o7777, info.st_uid, info.st_gid)
+def test_nothing_leaks_between_submissions_user_level(class_folder, tmp_path, monkeypatch,
+                                                     outside_python_path):
     monkeypatch.setenv("AUTOGRADER_ISOLATION", "user")
-    try:
-        _grade_pair(class_folder, tmp_path, "user", python=str(python))
-    finally:
-        for path, (mode, uid, gid) in saved.items():
-            os.chown(path, uid, gid)
-            os.chmod(path, mode)
+    with kit_modes_restored():
+        _grade_pair(class_folder, tmp_path, "user", python=str(outside_python_path))
 
 
 def test_crashed_warm_grader_is_replaced(tmp_path, monkeypatch):

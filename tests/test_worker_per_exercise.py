@@ -16,11 +16,11 @@ import os
 
 import pytest
 
-from engine_helpers import grade_cli, solution, write_submission
+from helpers import grade_cli, solution, worker_user, write_submission
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="grades with its own worker user (root)")
 
-OWN_USER = ("--worker-user", "ag-perex")
+OWN_USER = ("--worker-user", worker_user("perex"))
 FILES = {ex: f"{name}.py" for ex, name in
          [("ex1", "attention"), ("ex2", "visualize"), ("ex3", "multihead"), ("ex4", "causal"),
           ("ex5", "lstm_vs_attention")]}

@@ -24,13 +24,13 @@ from autograder import contract, results
 from autograder import jobs as private_jobs
 from autograder.batching.discovery import Entry
 from autograder.sandbox.lifetime import BATCH_ENV
-from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
+from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
 from autograder.vocabulary import Word
 
 KIT_ROOT = autograder.repo_root()
 LOG_LIMIT = 64 * 1024
 KILL_GRACE = 5.0
-# Job slot k > 1 runs as the worker user f"{WORKER_USER}{k}" (WORKER_USER: sandbox/limits.py).
+# Job slot k > 1 runs as the worker user f"{base}{k}" (base: sandbox/limits.default_worker_user()).
 
 
 class RowStatus(Word):
@@ -82,10 +82,11 @@ class Runner:
         # One worker user per job slot: the process limit (RLIMIT_NPROC) counts per user, so
         # parallel graders sharing a user would eat into each other's limit.
         self._slots: queue.SimpleQueue[str] = queue.SimpleQueue()
+        base = default_worker_user()
         for slot in range(max(1, int(jobs))):
-            self._slots.put(WORKER_USER if slot == 0 else f"{WORKER_USER}{slot + 1}")
+            self._slots.put(base if slot == 0 else f"{base}{slot + 1}")
 
-    def command(self, job: Path, worker_user: str = WORKER_USER) -> list[str]:
+    def command(self, job: Path, worker_user: str) -> list[str]:
         """The grader's command line: an opaque job file (the paths are inside it), so no
         classmate's worker can read a name in ``/proc/*/cmdline``."""
         cmd = [self.python, "-m", "autograder", "grade", "--job", str(job), "--timeout", f"{self.call_timeout:g}",

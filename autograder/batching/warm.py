@@ -4,7 +4,7 @@
 
 What it keeps is what ``grade`` has loaded before it starts its zygote, and nothing else:
 Python, torch, numpy, pytest, the kit's engine (:mod:`autograder.grading`,
-:mod:`autograder.cli`) and the exercises' preloads (:func:`autograder.grading.preload`). It
+:mod:`autograder.cli`) and what the exercises' student calls load on first use (:func:`preload`). It
 never imports a hidden suite, the reference or a submission, never starts a zygote, never runs
 student code. For each submission it forks a **fresh grader process** that runs exactly
 ``python -m autograder grade``'s code (:func:`autograder.cli.main` with the same arguments),
@@ -32,11 +32,13 @@ import traceback
 
 
 def preload(exercises: str | None) -> None:
-    """What every grader loads before its zygote starts (see :mod:`autograder.grading`)."""
+    """What every grader loads before its zygote starts (:mod:`autograder.grading`), and what
+    its zygote would load for the exercises' student calls (:func:`autograder.sandbox.worker.warm_up`):
+    loaded once here, shared by every grader this process forks and by their zygotes."""
     from autograder import cli, contract, grading  # noqa: F401
-    from autograder.sandbox import spawn  # noqa: F401
+    from autograder.sandbox import worker
 
-    grading.preload(contract.select(exercises))
+    worker.warm_up(tuple(dict.fromkeys(p for ex in contract.select(exercises) for p in ex.warm_up)))
 
 
 def _grader(argv: list[str], cwd: str, log: str, reply_fd: int) -> None:

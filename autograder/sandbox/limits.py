@@ -27,6 +27,11 @@ METADATA_ENV = "AUTOGRADER_METADATA_PATH"                # another place for it 
 SHARE_ENV = "AUTOGRADER_SANDBOX_SHARE"     # folders (os.pathsep-separated) the worker shares (tests)
 
 
+def default_worker_user() -> str:
+    """The worker user when none is named: ``AUTOGRADER_WORKER_USER``, else ``ag-student``."""
+    return os.environ.get(WORKER_USER_ENV) or WORKER_USER
+
+
 @functools.lru_cache(maxsize=1)
 def libc() -> ctypes.CDLL:
     """The C library (loaded once; load it before forking, ``find_library`` runs ldconfig)."""
@@ -44,7 +49,7 @@ class SandboxConfig:
     output_limit: int = 64 * 1024       # bytes of stdout/stderr kept per worker
     file_size_mb: int = 64              # largest file the worker may write
     hide: list[str] = field(default_factory=list)   # what the worker must not see (root only)
-    user: str = field(default_factory=lambda: os.environ.get(WORKER_USER_ENV) or WORKER_USER)
+    user: str = field(default_factory=lambda: default_worker_user())
     isolation: str = "auto"             # "auto" | "namespaces" | "user" | "process" (levels.py);
                                         # "auto" also reads AUTOGRADER_ISOLATION
     # the platform's submission metadata (names, emails): never readable by the worker

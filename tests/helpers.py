@@ -1,0 +1,186 @@
+"""The kit's own tests' one helper module: build a submission, grade it for real (in this
+process or through the CLI), and name the worker user a test grades as.
+
+Worker users are per test process: ``pytest -n`` runs test files on several workers at
+once, and at the user level a grader's sweep kills every process of its worker user, so two
+test processes must never share one. :func:`worker_user` makes the name from the xdist
+worker's id and a role; within one test process tests run one at a time.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from autograder import contract, results
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions"
+ASSIGNMENTS = ROOT / "assignments"
+SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
+GRADE_TIMEOUT_S = 300
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+# --------------------------------------------------------------------------- worker users
+
+def worker_user(role: str) -> str:
+    """``ag-<xdist worker>-<role>`` (``ag-w0-hostile``; ``ag-m-…`` outside xdist): a worker
+    user no other test process uses at the same time. At most 32 characters."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    process = f"w{worker.removeprefix('gw')}" if worker else "m"
+    return f"ag-{process}-{role}"[:32]
+
+
+# --------------------------------------------------------------------------- the checkout
+
+KIT_FOLDERS = ("autograder", "reference", "solutions", "tests", "assignments", "dist", ".git")
+
+
+@contextlib.contextmanager
+def kit_modes_restored() -> Iterator[None]:
+    """The user level locks this checkout's kit folders for the worker user (root-owned,
+    0700), as on Gradescope: put their owners and modes back afterwards."""
+    saved = {ROOT / n: (ROOT / n).stat() for n in KIT_FOLDERS if (ROOT / n).exists()}
+    try:
+        yield
+    finally:
+        for path, info in saved.items():
+            os.chown(path, info.st_uid, info.st_gid)
+            os.chmod(path, stat.S_IMODE(info.st_mode))
+
+
+# --------------------------------------------------------------------------- submissions
+
+def solution_file(exercise_id: str) -> Path:
+    ex = contract.BY_ID[exercise_id]
+    return SOLUTIONS / ex.folder / ex.filename
+
+
+def solution(exercise_id: str) -> str:
+    return solution_file(exercise_id).read_text()
+
+
+def stub_source(exercise_id: str = "ex1") -> str:
+    """The solution with every solution region replaced by ``raise NotImplementedError``."""
+    out, inside = [], False
+    for line in solution(exercise_id).splitlines():
+        marker = line.strip()
+        if marker == MARKERS[0]:
+            inside = True
+            out.append(line[: len(line) - len(line.lstrip())] + "raise NotImplementedError")
+        elif marker == MARKERS[1]:
+            inside = False
+        elif not inside:
+            out.append(line)
+    assert not inside, f"unbalanced solution markers in the {exercise_id} solution"
+    return "\n".join(out) + "\n"
+
+
+def write_submission(folder: Path, files: dict[str, str | Path]) -> Path:
+    """``{"attention.py": source text or a file to copy}`` -> the folder ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Path):
+            shutil.copy(content, target)
+        else:
+            target.write_text(content)
+    return folder
+
+
+def make_submission(tmp: Path, files: dict[str, str | Path]) -> Path:
+    """``files`` as a submission folder ``tmp/submission``."""
+    return write_submission(tmp / "submission", files)
+
+
+def copy_tree(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+# --------------------------------------------------------------------------- grading in this process
+
+def grade_folder(folder: Path, exercises: str | None = None, results_path: Path | None = None,
+                 **limits) -> results.Results:
+    """Grade ``folder`` with the engine in this process (workers forked from this process's
+    zygote, started by conftest.py), as this test process's own worker user."""
+    from autograder.grading import GradeRequest, grade
+    from autograder.sandbox import SandboxConfig
+
+    config = SandboxConfig(**({"call_timeout": 20.0, "user": worker_user("engine")} | limits))
+    return grade(GradeRequest(submission=folder, results_path=results_path,
+                              exercises=contract.select(exercises), config=config))
+
+
+def failed_titles(outcome: results.Results) -> list[str]:
+    return [t.name for t in outcome.tests if not t.passed]
+
+
+def native_score(folder: Path, exercise_id: str, secret: str | None = None) -> float:
+    """:func:`grade_folder` in a fresh interpreter: one submission per grading process, as in
+    production (the interop tests' process runs Jupyter kernels, whose threads a zygote
+    forked later would inherit).
+    ``secret`` (hex): grade with that seed secret (an export's own), else the checkout's."""
+    code = ("import json, sys; sys.path.insert(0, sys.argv[3]); from pathlib import Path; "
+            "from autograder import seeds; from helpers import grade_folder; "
+            "secret = sys.argv[4] or None\n"
+            "with seeds.secret_override(secret):\n"
+            "    print(json.dumps(grade_folder(Path(sys.argv[1]), sys.argv[2]).by_exercise()[sys.argv[2]][0]))")
+    done = subprocess.run([sys.executable, "-c", code, str(folder), exercise_id, str(Path(__file__).resolve().parent),
+                           secret or ""], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+# --------------------------------------------------------------------------- grading through the CLI
+
+@dataclass
+class Graded:
+    """What ``python -m autograder grade`` left: results.json, its output and exit code."""
+    data: dict
+    stdout: str
+    stderr: str
+    returncode: int
+
+    @property
+    def fates(self) -> dict[str, results.ExerciseOutcome]:
+        return results.outcomes_from_json(self.data)
+
+    def tests(self, exercise: str) -> list[dict]:
+        return [t for t in self.data["tests"] if results.exercise_of_result(t) == exercise]
+
+    def outputs(self, exercise: str) -> list[str]:
+        return [str(t.get("output", "")) for t in self.tests(exercise)]
+
+
+def grader_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(PYTHONPATH=str(ROOT), MPLBACKEND="Agg", PYTHONHASHSEED="0")
+    env.pop("PYTEST_ADDOPTS", None)
+    return env
+
+
+def grade_command(submission: Path, results_path: Path, *args: str, role: str = "cli") -> list[str]:
+    return [sys.executable, "-m", "autograder", "grade", str(submission), "--results", str(results_path),
+            "--worker-user", worker_user(role), *args]
+
+
+def grade_cli(submission: Path, tmp: Path, *args: str, role: str = "cli") -> Graded:
+    """``python -m autograder grade`` in a subprocess (cwd: a scratch folder)."""
+    results_path = tmp / "results" / "results.json"
+    work = tmp / "cwd"
+    work.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(grade_command(submission, results_path, *args, role=role), cwd=work,
+                          env=grader_env(), capture_output=True, text=True, timeout=GRADE_TIMEOUT_S)
+    data = json.loads(results_path.read_text(encoding="utf-8"))
+    results.validate(data)
+    return Graded(data, proc.stdout, proc.stderr, proc.returncode)
