@@ -87,11 +87,15 @@ def _syscalls() -> tuple[int, int, int] | None:
     return _SYS.get(platform.machine())
 
 
+OFF_ENV = "AUTOGRADER_LANDLOCK"     # "0": do not use Landlock (a kernel where it misbehaves)
+
+
 @functools.lru_cache(maxsize=1)
 def abi() -> int:
-    """The kernel's Landlock ABI version; 0 where Landlock is missing or disabled."""
+    """The kernel's Landlock ABI version; 0 where Landlock is missing, disabled, or turned off
+    with ``AUTOGRADER_LANDLOCK=0``."""
     numbers = _syscalls()
-    if numbers is None or not sys.platform.startswith("linux"):
+    if numbers is None or not sys.platform.startswith("linux") or os.environ.get(OFF_ENV) == "0":
         return 0
     c = limits.libc()
     version = c.syscall(ctypes.c_long(numbers[0]), None, ctypes.c_size_t(0),
@@ -256,3 +260,7 @@ class LandlockLevel(Level):
 
     def filter_syscalls(self, ipc_bounded: bool) -> bool:
         return netfilter.block_network(refuse_ipc=True, refuse_connect=True)
+
+
+abi()          # probed now, where this module is imported (the grader, the zygote): the
+               # worker's own environment is scrubbed before it confines itself

@@ -8,7 +8,9 @@ them ends in a call of an aten operator through PyTorch's dispatcher. This modul
 Python kernel for each operator that implements a banned API
 (``contract.BANNED_OPERATORS``) at the dispatch key ``PreDispatch``, which every other
 operator falls through and which is switched on (thread-locally) only while the worker
-answers a request (:meth:`OperatorGuard.watching`). So:
+answers a request (:meth:`OperatorGuard.watching`) and, for good, in every thread started
+after the worker's set-up (:func:`guard_new_threads`: ``threading``, thread pools and
+``_thread``; forked children inherit the forking thread's). So:
 
 * ops that are not banned cost nothing (no Python per op, unlike a ``TorchDispatchMode``);
 * the kernel sees composite operators (``aten::scaled_dot_product_attention``) *before*
@@ -67,6 +69,30 @@ def _trusted_roots() -> tuple[str, ...]:
         if module is not None and getattr(module, "__file__", None):
             roots.add(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
     return tuple(sorted(root + os.sep for root in roots))
+
+
+def guard_new_threads() -> None:
+    """Every thread started from now on runs with the guard's dispatch key included: a
+    banned operator reached from a student's thread is judged as in the request's own."""
+    import _thread
+    import threading
+
+    bootstrap = threading.Thread._bootstrap_inner
+
+    def bootstrap_inner(thread: threading.Thread) -> None:
+        with torch._C._IncludeDispatchKeyGuard(_KEY):
+            bootstrap(thread)
+
+    start = _thread.start_new_thread
+
+    def start_new_thread(function: Callable, args: tuple, kwargs: dict | None = None) -> int:
+        def guarded(*a: Any, **k: Any) -> Any:
+            with torch._C._IncludeDispatchKeyGuard(_KEY):
+                return function(*a, **k)
+        return start(guarded, args, kwargs or {})
+
+    threading.Thread._bootstrap_inner = bootstrap_inner       # type: ignore[method-assign]
+    _thread.start_new_thread = _thread.start_new = start_new_thread    # type: ignore[attr-defined]
 
 
 class OperatorGuard:

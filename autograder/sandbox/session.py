@@ -141,6 +141,11 @@ class Sandbox:
         return self.load_errors.get(module)
 
     @property
+    def worker_ready(self) -> protocol.Ready | None:
+        """What the running worker's start-up achieved (None when no worker runs)."""
+        return self._worker.ready if self._worker is not None else None
+
+    @property
     def worker_root(self) -> str:
         """How the running worker's root was made ("pivot_root", "chroot", "hidden", "shared"),
         or "" when no worker runs."""

@@ -6,6 +6,7 @@ helper as the user to :mod:`autograder.sandbox.asuser`.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 
@@ -57,7 +58,8 @@ def ensure_user(name: str = WORKER_USER) -> WorkerIds:
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+        useradd = shutil.which("useradd") or "/usr/sbin/useradd"     # root's PATH may lack sbin
+        subprocess.run([useradd, "--system", "--no-create-home", "--home-dir", "/nonexistent",
                         "--shell", "/usr/sbin/nologin", name],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         entry = pwd.getpwnam(name)

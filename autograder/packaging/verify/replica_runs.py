@@ -20,7 +20,8 @@ The submissions (:func:`cases`), and what each must score:
 * ``round3``: the solutions beside the round-3 attacks that cost honest work before (issue 20):
   the first file, at import, tries to pin two 320 MiB System V shared-memory segments (1.25 GiB
   stayed pinned once and OOM-killed the grader in 768 MB) and to open every socket family but
-  AF_UNIX (netlink and vsock included), and raises if any of that worked; ex3's ValueError
+  AF_UNIX (netlink and vsock included; INET ones that reach the loopback), and raises if any
+  of that worked; ex3's ValueError
   message carries lone surrogates, control and bidi characters across the wire. Full marks:
   a defence that fails shows as a lost exercise, an OOM kill or a missing results.json.
 
@@ -107,11 +108,17 @@ def _r3_pinned_segments(mib=320, count=2):
 
 
 def _r3_open_families():
+    """Families that let a socket out: INET ones that reach the loopback (a private network
+    namespace's loopback is down: opening them there reaches nothing), and any other family
+    but AF_UNIX that opens at all."""
     opened = []
-    for name, family, kind in (("AF_INET", 2, 2), ("AF_INET6", 10, 2), ("AF_NETLINK", 16, 3),
-                               ("AF_PACKET", 17, 2), ("AF_VSOCK", 40, 1)):
+    for name, family, kind, loopback in (("AF_INET", 2, 2, ("127.0.0.1", 9)), ("AF_INET6", 10, 2, ("::1", 9)),
+                                         ("AF_NETLINK", 16, 3, None), ("AF_PACKET", 17, 2, None),
+                                         ("AF_VSOCK", 40, 1, None)):
         try:
-            _r3_socket.socket(family, kind).close()
+            with _r3_socket.socket(family, kind) as sock:
+                if loopback is not None:
+                    sock.connect(loopback)
             opened.append(name)
         except OSError:
             pass

@@ -1,0 +1,470 @@
+"""Hostile input, round 4: guarantees by construction, not by list.
+
+* banned operators are refused in every thread and process student code starts (threads,
+  thread pools, ``_thread``, ``fork``, ``torch.jit``, ``torch.fx``), and the worker starts no
+  other program (``execve`` refused): a fresh interpreter would have none of its guards;
+* a worker writes nowhere that outlives it: with Landlock, nowhere but its own home; without,
+  every place its user can write is found by a walk and swept after it (user level);
+* each refusal as narrow as its reason: INET sockets inside the namespaces level's private
+  network namespace reach nothing and are allowed; at the user level they are refused;
+* one grader's sweep never touches another's worker: two graders started side by side with
+  the same worker user get different ones (``users.claim``);
+* a TA without root is protected: the landlock level confines the worker, run here as an
+  ordinary user grading a class in which a submission attacks the TA's files and a local
+  server (a Dask scheduler stands for it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+from autograder.sandbox import (ModuleSource, Sandbox, SandboxConfig, StudentError, StudentModules, landlock,
+                                limits, writable)
+from helpers import ROOT, solution, stub_source, worker_user
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root (worker users, another user)")
+needs_landlock = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
+WORKER = worker_user("round4")
+RUN_TIMEOUT = 400
+TA = "ag-ta-test"                   # an ordinary user standing for a TA without root
+
+
+# --------------------------------------------------------------------------- banned ops, every route
+
+ROUTES = r'''
+import _thread, concurrent.futures, os, subprocess, sys, threading, time
+import torch
+
+_NAME = "scaled_" + "dot_product_attention"          # computed: no static rule sees it
+
+
+def _op(q):
+    return getattr(torch.ops.aten, _NAME)(q, q, q)
+
+
+def _outcome(work):
+    try:
+        work()
+        return "computed"
+    except BaseException as exc:
+        return type(exc).__name__
+
+
+def thread():
+    q, out = torch.ones(1, 2, 4), []
+    worker = threading.Thread(target=lambda: out.append(_outcome(lambda: _op(q))))
+    worker.start()
+    worker.join()
+    return out[0]
+
+
+def pool():
+    q = torch.ones(1, 2, 4)
+    with concurrent.futures.ThreadPoolExecutor(2) as executor:
+        return executor.submit(_outcome, lambda: _op(q)).result()
+
+
+def raw_thread():
+    q, out = torch.ones(1, 2, 4), []
+    _thread.start_new_thread(lambda: out.append(_outcome(lambda: _op(q))), ())
+    for _ in range(200):
+        if out:
+            return out[0]
+        time.sleep(0.01)
+    return "no answer"
+
+
+def forked():
+    q = torch.ones(1, 2, 4)
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.write(write_end, _outcome(lambda: _op(q)).encode())
+        os._exit(0)
+    os.waitpid(child, 0)
+    return os.read(read_end, 100).decode()
+
+
+def jit():
+    @torch.jit.script
+    def attend(q: torch.Tensor) -> torch.Tensor:
+        return torch.ops.aten.scaled_dot_product_attention(q, q, q)
+    return _outcome(lambda: attend(torch.ones(1, 2, 4)))
+
+
+def fx():
+    class Attend(torch.nn.Module):
+        def forward(self, q):
+            return torch.ops.aten.scaled_dot_product_attention(q, q, q)
+    traced = torch.fx.symbolic_trace(Attend())
+    return _outcome(lambda: traced(torch.ones(1, 2, 4)))
+
+
+def program():
+    return _outcome(lambda: subprocess.run([sys.executable, "-c", "print(1)"], check=True))
+'''
+ROUTE_NAMES = ("thread", "pool", "raw_thread", "forked", "jit", "fx")
+
+
+@pytest.fixture(scope="module")
+def routes():
+    """ex5's student file, whose exercise bans scaled_dot_product_attention, in a worker."""
+    box = Sandbox([ModuleSource("lstm_vs_attention", "lstm_vs_attention.py", ROUTES)],
+                  SandboxConfig(user=WORKER, call_timeout=60))
+    box.start()
+    yield box, StudentModules(box, ["lstm_vs_attention"]).lstm_vs_attention
+    box.close()
+
+
+@pytest.mark.parametrize("route", ROUTE_NAMES)
+def test_banned_operator_is_refused_on_every_route(routes, route):
+    """The op never computes: it is refused where it runs (the request fails when the refusal
+    happened in this process, even if the student's code caught it)."""
+    _, module = routes
+    try:
+        outcome = getattr(module, route)()
+    except StudentError as exc:
+        assert "BannedAPIError" in str(exc) and "forbids scaled_dot_product_attention" in str(exc), str(exc)
+        return
+    assert outcome != "computed", f"{route}: the banned operator ran"
+    assert outcome in ("BannedAPIError", "RuntimeError"), outcome
+
+
+def test_the_worker_starts_no_program(routes):
+    """execve is refused: every process student code starts is a fork of the guarded worker."""
+    box, module = routes
+    assert box.level == "namespaces" or not IS_ROOT
+    assert module.program() == ("PermissionError" if IS_ROOT else "computed")
+
+
+@needs_root
+@needs_landlock
+def test_the_landlock_level_refuses_programs_and_the_op_in_threads():
+    box = Sandbox([ModuleSource("lstm_vs_attention", "lstm_vs_attention.py", ROUTES)],
+                  SandboxConfig(isolation="landlock", call_timeout=60))
+    box.start()
+    try:
+        module = StudentModules(box, ["lstm_vs_attention"]).lstm_vs_attention
+        assert box.level == "landlock"
+        assert module.program() == "PermissionError"
+        with pytest.raises(StudentError, match="forbids scaled_dot_product_attention"):
+            module.thread()
+    finally:
+        box.close()
+
+
+# --------------------------------------------------------------------------- sockets: as narrow as the reason
+
+NETWORK_AT_IMPORT = '''
+
+import socket as _socket
+_probe = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)     # code written for offline machines:
+try:                                                              # the socket outside the try,
+    _probe.connect(("192.0.2.1", 9))                              # a failed connect ignored
+except OSError:
+    pass
+_probe.close()
+'''
+
+
+@needs_root
+def test_inet_sockets_are_allowed_inside_the_private_network_namespace(tmp_path):
+    """An honest file that opens a UDP socket at import keeps full marks at the namespaces
+    level (its private network namespace reaches nothing); at the user level the socket is
+    refused (README: no socket but AF_UNIX there)."""
+    from helpers import grade_folder, make_submission
+    folder = make_submission(tmp_path, {"multihead.py": solution("ex3") + NETWORK_AT_IMPORT})
+    outcome = grade_folder(folder, "ex3")
+    assert outcome.isolation == "namespaces" and outcome.score == outcome.max_score, \
+        [t.output[:200] for t in outcome.tests if not t.passed][:3]
+    box = Sandbox([ModuleSource("probe", "probe.py", "import socket\n"
+                                "def inet():\n"
+                                "    try:\n"
+                                "        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close(); return 'open'\n"
+                                "    except OSError as exc:\n"
+                                "        return exc.strerror\n")],
+                  SandboxConfig(user=WORKER, isolation="landlock" if landlock.abi() >= 1 else "namespaces"))
+    try:
+        box.start()
+        got = StudentModules(box, ["probe"]).probe.inet()
+        assert got == ("Permission denied" if box.level == "landlock" else "open"), (box.level, got)
+    finally:
+        box.close()
+
+
+# --------------------------------------------------------------------------- writes that outlive a worker
+
+WALKER = r'''
+import os
+
+
+def write_everywhere():
+    """Every directory this user may enter: where the kernel says it may write, try it."""
+    wrote, stack, seen = [], ["/"], 0
+    while stack and seen < 200000:
+        folder = stack.pop()
+        seen += 1
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if not entry.is_dir(follow_symlinks=False) or entry.path in ("/proc", "/sys"):
+                    continue
+            except OSError:
+                continue
+            stack.append(entry.path)
+            if os.access(entry.path, os.W_OK | os.X_OK):
+                try:
+                    with open(os.path.join(entry.path, "ag-round4-@TOKEN@"), "w") as handle:
+                        handle.write("left behind")
+                    wrote.append(entry.path)
+                except OSError:
+                    pass
+    return sorted(wrote)
+'''
+
+
+@needs_root
+@pytest.mark.parametrize("landlock_on", [True, False], ids=["landlock", "no-landlock"])
+def test_worker_writes_nowhere_that_outlives_it(outside_python_path, kit_modes_kept, tmp_path, landlock_on):
+    """User level (Gradescope's): the worker tries to write in every directory the kernel lets
+    its user write. With Landlock it can write none outside its home; without, every place it
+    wrote is one the sweep knows (writable.places) and nothing of it is left after grading."""
+    if landlock_on and landlock.abi() < 1:
+        pytest.skip("this kernel has no Landlock")
+    token = uuid.uuid4().hex[:10]
+    script = tmp_path / "walk.py"
+    script.write_text(WALK_DRIVER)
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PYTHONPATH": str(ROOT), "LANG": "C.UTF-8",
+           landlock.OFF_ENV: "1" if landlock_on else "0"}
+    done = subprocess.run([str(outside_python_path), str(script), WORKER, token,
+                           WALKER.replace("@TOKEN@", token)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    home = report["home"]
+    outside_home = [p for p in report["wrote"] if not (p == home or p.startswith(home + "/"))]
+    if landlock_on:
+        assert report["confined"] and not outside_home, outside_home
+    else:
+        assert not report["confined"]
+        assert set(outside_home) <= set(report["places"]), set(outside_home) - set(report["places"])
+        assert "/tmp" in outside_home                          # the walk did write somewhere
+    left = [p for p in report["wrote"] if os.path.exists(os.path.join(p, f"ag-round4-{token}"))]
+    assert not left, f"what the worker wrote outlived it: {left}"
+
+
+WALK_DRIVER = r'''
+import json, sys
+from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules, users, writable
+user, token, source = sys.argv[1:4]
+box = Sandbox([ModuleSource("walker", "walker.py", source + "\ndef home():\n    import os\n    return os.getcwd()\n")],
+              SandboxConfig(user=user, isolation="user", call_timeout=120))
+box.start()
+walker = StudentModules(box, ["walker"]).walker
+home, wrote = walker.home(), walker.write_everywhere()
+confined = box.worker_ready.files_restricted
+claimed = box.backend.ids
+box.close()
+print(json.dumps({"home": home, "wrote": wrote, "confined": confined,
+                  "places": list(writable.places(claimed.uid, claimed.gid))}))
+'''
+
+
+def test_writable_places_are_found_by_walking():
+    """A world-writable folder anywhere, and the user's own, are found; a folder it cannot
+    reach is not."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as base:
+        deep = Path(base) / "a" / "b" / "shared"
+        deep.mkdir(parents=True)
+        deep.chmod(0o1777)
+        Path(base).chmod(0o755)
+        hidden = Path(base) / "closed"
+        (hidden / "inside").mkdir(parents=True)
+        (hidden / "inside").chmod(0o1777)
+        hidden.chmod(0o700)
+        writable.places.cache_clear()
+        found = writable.places(65432, 65432, base)
+        assert str(deep) in found and str(hidden / "inside") not in found
+
+
+# --------------------------------------------------------------------------- graders side by side
+
+SLOW_IMPORT = '''
+
+import os as _os, time as _time
+with open(_os.path.join("@PROOF@", "uid-" + str(_os.getpid())), "w") as _handle:
+    _handle.write(str(_os.getuid()))
+_time.sleep(4)                              # the two graders' workers overlap
+'''
+
+
+@needs_root
+def test_two_graders_side_by_side_never_share_a_worker_user(tmp_path, outside_python_path, kit_modes_kept):
+    """Two `grade` runs started together, both asked to use the same worker user: each gets
+    one of its own (the user level's sweep kills every process of its user), both full marks."""
+    proof = Path(tempfile.mkdtemp(prefix="ag-r4-proof-", dir="/var/tmp"))
+    proof.chmod(0o1777)
+    procs = []
+    try:
+        for i in range(2):
+            sub = tmp_path / f"s{i}"
+            sub.mkdir()
+            (sub / "attention.py").write_text(solution("ex1") + SLOW_IMPORT.replace("@PROOF@", str(proof)))
+            env = dict(os.environ, PYTHONPATH=str(ROOT), **{limits.SHARE_ENV: str(proof)})
+            procs.append(subprocess.Popen(
+                [str(outside_python_path), "-m", "autograder", "grade", str(sub), "--exercises", "ex1", "--results",
+                 str(tmp_path / f"r{i}.json"), "--isolation", "user", "--worker-user", WORKER + "-pair"],
+                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for proc in procs:
+            proc.communicate(timeout=RUN_TIMEOUT)
+        uids = {(proof / name).read_text() for name in os.listdir(proof)}
+    finally:
+        shutil.rmtree(proof, ignore_errors=True)
+    for i in range(2):
+        data = json.loads((tmp_path / f"r{i}.json").read_text())
+        assert data["score"] == 20.0, data["output"]
+    assert len(uids) == 2, f"both graders' workers ran as the same user: {uids}"
+    names = {pwd.getpwuid(int(u)).pw_name for u in uids}
+    assert names == {WORKER + "-pair", WORKER + "-pair-2"}, names
+
+
+# --------------------------------------------------------------------------- a TA without root
+
+ATTACK_TA = '''
+
+import os as _os, signal as _signal, socket as _socket
+_got = {}
+for _label, _path in (("gradebook", "@HOME@/gradebook.csv"), ("new file", "@HOME@/pwned.txt"),
+                      ("classmate", "@CLASS@/bob/attention.py")):
+    try:
+        with open(_path, "a" if _label != "classmate" else "r") as _handle:
+            if _label == "classmate":
+                _handle.read()
+            else:
+                _handle.write("hacked\\n")
+        _got[_label] = "done"
+    except OSError as _exc:
+        _got[_label] = _exc.strerror
+try:
+    _socket.create_connection(("127.0.0.1", @PORT@), timeout=2).close()
+    _got["scheduler"] = "connected"
+except OSError as _exc:
+    _got["scheduler"] = _exc.strerror
+try:
+    _os.kill(_os.getppid(), 0)
+    _got["signal"] = "done"
+except OSError as _exc:
+    _got["signal"] = _exc.strerror
+try:
+    _got["home"] = str(len(_os.listdir("@HOME@")))
+except OSError as _exc:
+    _got["home"] = _exc.strerror
+
+
+def report():
+    return _got
+'''
+
+
+@pytest.fixture(scope="module")
+def ta_home(outside_python_path):
+    """An ordinary user with a home of their own holding a copy of the kit and a class."""
+    try:
+        pwd.getpwnam(TA)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", TA], check=True)
+    home = Path(pwd.getpwnam(TA).pw_dir)
+    work = home / f"round4-{uuid.uuid4().hex[:6]}"
+    for name in ("autograder", "reference"):
+        shutil.copytree(ROOT / name, work / "kit" / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (home / "gradebook.csv").write_text("student,score\n")
+    for student, text in (("ann", None), ("bob", solution("ex1"))):
+        (work / "class" / student).mkdir(parents=True)
+        if text:
+            (work / "class" / student / "attention.py").write_text(text)
+    subprocess.run(["chown", "-R", f"{TA}:{TA}", str(home)], check=True)
+    os.chmod(home, 0o700)
+    yield home, work
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _accept_all(server: socket.socket) -> None:
+    while True:
+        try:
+            connection, _ = server.accept()
+        except OSError:
+            return
+        connection.close()
+
+
+def _as_ta(cmd: list[str], cwd: Path, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    home = Path(pwd.getpwnam(TA).pw_dir)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+           "PYTHONPATH": str(cwd / "kit"), **(env_extra or {})}
+    return subprocess.run(["setpriv", f"--reuid={TA}", f"--regid={TA}", "--init-groups", "--", *cmd],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+
+
+@needs_root
+@needs_landlock
+def test_a_ta_without_root_keeps_their_files(ta_home, outside_python_path):
+    """`grade` run by an ordinary user: the landlock level. The attacking submission keeps its
+    honest points (the attack is not graded), writes nothing of the TA's, reads no classmate,
+    reaches no local server and cannot signal the grader."""
+    home, work = ta_home
+    server = socket.create_server(("127.0.0.1", 0))        # stands for a Dask scheduler
+    port = server.getsockname()[1]
+    threading.Thread(target=_accept_all, args=(server,), daemon=True).start()
+    attack = ATTACK_TA.replace("@HOME@", str(home)).replace("@CLASS@", str(work / "class"))
+    (work / "class" / "ann" / "attention.py").write_text(
+        solution("ex1") + attack.replace("@PORT@", str(port)))
+    subprocess.run(["chown", "-R", f"{TA}:{TA}", str(work)], check=True)
+    probe = ("import json, sys\n"
+             "from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules\n"
+             "source = open(sys.argv[1]).read()\n"
+             "box = Sandbox([ModuleSource('attention', 'attention.py', source)],"
+             " SandboxConfig(hide=[sys.argv[2], sys.argv[3]]))\n"
+             "box.start(); print(box.level, json.dumps(StudentModules(box, ['attention']).attention.report()))\n"
+             "box.close()\n")
+    done = _as_ta([str(outside_python_path), "-c", probe, str(work / "class" / "ann" / "attention.py"),
+                   str(work / "class"), str(work / "kit")], work)
+    server.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    level, report = done.stdout.strip().splitlines()[-1].split(" ", 1)
+    got = json.loads(report)
+    assert level == "landlock", done.stderr[-2000:]
+    assert got["gradebook"] == got["new file"] == got["classmate"] == got["home"] == "Permission denied", got
+    assert got["scheduler"] == "Permission denied" and got["signal"] == "Operation not permitted", got
+    assert (home / "gradebook.csv").read_text() == "student,score\n" and not (home / "pwned.txt").exists()
+    graded = _as_ta([str(outside_python_path), "-m", "autograder", "grade", str(work / "class" / "ann"),
+                     "--exercises", "ex1", "--results", str(work / "r.json")], work)
+    data = json.loads((work / "r.json").read_text())
+    assert data["extra_data"]["isolation"] == "landlock" and data["score"] == 20.0, graded.stderr[-2000:]
+    assert (home / "gradebook.csv").read_text() == "student,score\n" and not (home / "pwned.txt").exists()
+
+
+@needs_root
+def test_without_landlock_a_ta_is_told_loudly(ta_home, outside_python_path):
+    """No Landlock (turned off here): the process level, and a warning that student code can
+    touch the TA's files."""
+    home, work = ta_home
+    (work / "class" / "ann" / "attention.py").write_text(stub_source("ex1"))
+    subprocess.run(["chown", "-R", f"{TA}:{TA}", str(work)], check=True)
+    done = _as_ta([str(outside_python_path), "-m", "autograder", "grade", str(work / "class" / "ann"),
+                   "--exercises", "ex1", "--results", str(work / "r0.json")], work, {landlock.OFF_ENV: "0"})
+    assert "isolation: process" in done.stderr and "WARNING" in done.stderr, done.stderr[-2000:]
+    assert "can read and write your files" in done.stderr
