@@ -48,6 +48,7 @@ from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
 def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exercise, ...] = contract.DEFAULT,
               *, jobs: int = 1, call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
               progress: bool | None = None, python: str | None = None, scheduler: str | None = None,
+              tls: cluster.Tls | None = None,
               job_memory_mb: int | None = None, isolation: str | None = None,
               warm: bool = True) -> tuple[list[Row], Discovery]:
     """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
@@ -61,7 +62,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     out_dir.mkdir(parents=True, exist_ok=True)
     hide = [str(Path(submissions).resolve()), str(found.entries[0].path.parent.resolve())] if found.entries \
         else [str(Path(submissions).resolve())]
-    link = cluster.connect(scheduler) if scheduler else None      # Dask (batching/cluster.py)
+    link = cluster.connect(scheduler, tls=tls) if scheduler else None      # Dask (batching/cluster.py)
     jobs = link.in_flight(jobs) if link else jobs
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
                     python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb,
@@ -132,13 +133,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--job-memory-mb", type=int, default=None,
                         help="memory limit of one job (grader + worker) where memory cgroups are "
                              "available (default: the worker's 1024 MB + 1000 MB)")
-    parser.add_argument("--isolation", default="auto", choices=("auto", "namespaces", "user", "process"),
+    parser.add_argument("--isolation", default="auto", metavar="LEVEL",
                         help="isolation level of every grader (as `grade --isolation`)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--cold", action="store_true",
                         help="one `grade` subprocess per student instead of warm graders (slower start-up)")
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                        help="grade on a Dask cluster, e.g. tcp://10.0.0.5:8786 (needs the [cluster] extra)")
+                        help="grade on a Dask cluster, e.g. tls://10.0.0.5:8786 (needs the [cluster] extra)")
+    for flag, what in (("--tls-ca-file", "the CA certificate that signed the cluster's certificates"),
+                       ("--tls-cert", "your client certificate"), ("--tls-key", "your client key")):
+        parser.add_argument(flag, metavar="PEM", default=None, help=f"with a tls:// scheduler: {what}")
+
+
+def _tls(args: argparse.Namespace) -> cluster.Tls | None:
+    files = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    if not any(files):
+        return None
+    if not all(files):
+        raise cluster.ClusterError("TLS needs all three of --tls-ca-file, --tls-cert and --tls-key")
+    return cluster.Tls(*files)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -146,12 +159,14 @@ def command(args: argparse.Namespace) -> int:
     out = Path(args.out)
     interrupt_on_termination()
     try:
+        from autograder.sandbox import levels
+        levels.requested(args.isolation)          # an unknown level: say so, grade nothing
         rows, found = run_batch(Path(args.submissions), out, exercises, jobs=args.jobs,
                                 call_timeout=args.timeout, student_timeout=args.student_timeout,
                                 progress=False if args.no_progress else None,
                                 job_memory_mb=args.job_memory_mb, isolation=args.isolation,
-                                warm=not args.cold, scheduler=args.scheduler)
-    except (FileNotFoundError, cluster.ClusterError) as exc:
+                                warm=not args.cold, scheduler=args.scheduler, tls=_tls(args))
+    except (FileNotFoundError, ValueError, cluster.ClusterError) as exc:
         print(f"batch: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -33,6 +33,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             args.submission, args.results, args.hide = job["submission"], job["results"], job["hide"]
         if not args.submission:
             raise ValueError("a SUBMISSION (or --job) is required")
+        from autograder.sandbox import levels
+        levels.requested(args.isolation)          # an unknown level: say so, grade nothing
     except (ValueError, OSError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
@@ -109,9 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exercise-budget", type=float, default=None, metavar="SECONDS",
                    help="time budget for all the tests of one exercise (default: 70 s each); once "
                         "spent, its remaining tests fail and the other exercises are graded normally")
-    p.add_argument("--isolation", default="auto", choices=("auto", "namespaces", "user", "process"),
+    p.add_argument("--isolation", default="auto", metavar="LEVEL",
                    help="isolation level for the student's code (default: the strongest this machine "
-                        "allows, or AUTOGRADER_ISOLATION); a level stronger than that is refused")
+                        "allows, or AUTOGRADER_ISOLATION; the README lists the levels); a level "
+                        "stronger than that is refused")
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)   # benchmarks only
     p.set_defaults(func=_cmd_grade)
 

@@ -206,3 +206,60 @@ def test_without_dask_scheduler_says_how_to_install(tmp_path, monkeypatch, capsy
                  "--scheduler", "tcp://127.0.0.1:9", "--no-progress"])
     assert code == 2
     assert "[cluster]" in capsys.readouterr().err
+
+
+REACH_SCHEDULER = '''
+
+import socket as _socket
+_reached = []
+for _port in @PORTS@:
+    try:
+        _socket.create_connection(("127.0.0.1", _port), timeout=2).close()
+        _reached.append(_port)
+    except OSError:
+        pass
+if _reached:
+    raise RuntimeError(f"reached the cluster at ports {_reached}")
+for _path in @KEYS@:
+    try:
+        open(_path, "rb").read()
+        raise RuntimeError(f"read the cluster's key {_path}")
+    except OSError:
+        pass
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="the worker users need root")
+def test_a_tls_cluster_grades_and_student_code_cannot_reach_it(tmp_path):
+    """A tls:// scheduler: the batch connects with the TA's credentials (a plain client does
+    not get in), and a submission that tries to connect to the scheduler or the workers, or to
+    read their key, reaches nothing: its honest solution keeps full marks."""
+    pytest.importorskip("distributed")
+    from distributed import Client
+
+    from local_dask import LocalDask
+    started = LocalDask(workers=1, nthreads=1, tls=True)
+    try:
+        assert started.address.startswith("tls://")
+        with pytest.raises((OSError, TimeoutError)):
+            Client(started.address.replace("tls://", "tcp://"), timeout=5, set_as_default=False)
+        ports = [int(started.address.rsplit(":", 1)[1])]
+        key = started.tls_files[2]
+        subs = tmp_path / "class"
+        (subs / "honest").mkdir(parents=True)
+        (subs / "honest" / "attention.py").write_text(SOLUTION.read_text())
+        (subs / "reacher").mkdir()
+        (subs / "reacher" / "attention.py").write_text(
+            SOLUTION.read_text() + REACH_SCHEDULER.replace("@PORTS@", repr(ports)).replace("@KEYS@", repr([str(key)])))
+        with pytest.raises(cluster.ClusterError, match="TLS scheduler"):
+            batch.run_batch(subs, tmp_path / "none" / "grades.csv", contract.select("ex1"), progress=False,
+                            scheduler=started.address)
+        ca, cert, key_file = (str(p) for p in started.tls_files)
+        rows, _ = batch.run_batch(subs, tmp_path / "out" / "grades.csv", contract.select("ex1"), jobs=2,
+                                  progress=False, scheduler=started.address, student_timeout=STUDENT_TIMEOUT,
+                                  tls=cluster.Tls(ca, cert, key_file))
+        totals = {row.entry.key: (row.status, row.total) for row in rows}
+        assert totals == {"honest": ("ok", 20.0), "reacher": ("ok", 20.0)}, totals
+    finally:
+        started.close()

@@ -40,6 +40,7 @@ import tempfile
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -150,15 +151,34 @@ class Link:
         return max(1, int(jobs), 2 * self.threads)
 
 
-def connect(address: str, timeout: float = WORKERS_TIMEOUT) -> Link:
-    """A client of the scheduler at ``address``, once a worker has joined and every worker runs
-    this kit's build; :class:`ClusterError` otherwise."""
+@dataclass(frozen=True)
+class Tls:
+    """The TA's TLS credentials for a ``tls://`` scheduler (PEM files): the CA that signed the
+    scheduler's and workers' certificates, and the TA's own certificate and key. Keep them
+    readable by the TA only; on the grading machines the workers' key files belong to root
+    (mode 0600), out of student code's reach at every level."""
+    ca_file: str
+    cert: str
+    key: str
+
+    def security(self) -> Any:
+        from distributed.security import Security
+        return Security(tls_ca_file=self.ca_file, tls_client_cert=self.cert, tls_client_key=self.key,
+                        require_encryption=True)
+
+
+def connect(address: str, timeout: float = WORKERS_TIMEOUT, tls: Tls | None = None) -> Link:
+    """A client of the scheduler at ``address`` (over TLS with ``tls``), once a worker has
+    joined and every worker runs this kit's build; :class:`ClusterError` otherwise."""
     try:
         from distributed import Client
     except ImportError:
         raise ClusterError(f"--scheduler needs Dask, which is not installed: {INSTALL_HINT}") from None
+    if tls is None and address.startswith("tls://"):
+        raise ClusterError(f"{address} is a TLS scheduler: give --tls-ca-file, --tls-cert and --tls-key")
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False,
+                        security=tls.security() if tls else None)
     except (OSError, TimeoutError) as exc:
         raise ClusterError(f"no Dask scheduler answers at {address}: {exc}") from None
     try:
@@ -283,6 +303,7 @@ def grade_task(task: dict) -> dict:
     if task["build"] != resume.build_id():
         raise BuildMismatch(f"this worker runs kit build {resume.build_id()}, the batch is build {task['build']}: "
                             "install the wheel that `build` wrote for the batch's build on the worker machines")
+    _refuse_unless_student_code_is_cut_off()
     runner = _runner(task["runner"], task["settings"])
     worker_user = _lease(task["settings"]["worker_user"])
     job = uuid.uuid4().hex
@@ -306,6 +327,21 @@ def grade_task(task: dict) -> dict:
         shutil.rmtree(stage, ignore_errors=True)
         shutil.rmtree(folder, ignore_errors=True)
         (runner.stage_root / f"{job}.json").unlink(missing_ok=True)
+
+
+class UnsafeWorker(RuntimeError):
+    """This machine cannot keep student code off the network: it refuses the task."""
+
+
+def _refuse_unless_student_code_is_cut_off() -> None:
+    """Student code graded here must not reach the scheduler or this worker (it could replace
+    the grading function for every later task): a worker user, or at least the seccomp filter
+    that leaves it no socket but AF_UNIX. A machine with neither refuses every task."""
+    from autograder.sandbox import levels, netfilter
+    if levels.detect()[0] == "process" and netfilter.program() is None:
+        raise UnsafeWorker("this Dask worker runs without root and has no seccomp filter for its "
+                           "machine: student code could reach the scheduler; run it as root, or on "
+                           "x86-64 or aarch64 Linux")
 
 
 def _worker_address() -> str:

@@ -45,7 +45,8 @@ class Level:
     name: ClassVar[str] = "process"
     description: ClassVar[str] = (
         "student code runs in a separate process with time and memory limits, as the same user "
-        "as the grader (no user or namespace isolation, no file-system restriction)")
+        "as the grader, with no socket but AF_UNIX and no other program started where a seccomp "
+        "filter is available (no user or namespace isolation, no file-system restriction)")
     worker_user: ClassVar[bool] = False       # the worker runs as the unprivileged worker user
     own_pid_namespace: ClassVar[bool] = False  # the worker is pid 1 of a pid namespace of its own
     network_isolated: ClassVar[bool] = False  # a network namespace of its own
@@ -127,8 +128,9 @@ class Level:
         return False
 
     def filter_syscalls(self, ipc_bounded: bool) -> bool:
-        """Install the seccomp filter; whether it is on."""
-        return False
+        """Install the seccomp filter (needs no root: ``no_new_privs``): no socket but AF_UNIX,
+        no connect, no IPC, no other program; whether it is on."""
+        return netfilter.block_network(refuse_ipc=True, refuse_connect=True)
 
 
 class UserLevel(Level):
@@ -209,7 +211,7 @@ class UserLevel(Level):
                 "this platform)")
 
     def filter_syscalls(self, ipc_bounded: bool) -> bool:
-        return netfilter.block_network(refuse_ipc=not ipc_bounded)
+        return netfilter.block_network(refuse_ipc=not ipc_bounded, refuse_connect=True)
 
 
 class NamespacesLevel(UserLevel):
