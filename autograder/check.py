@@ -160,7 +160,7 @@ def run_public_tests(folder: Path | str, exercises, *, timeout: float = DEFAULT_
     out = out or sys.stdout
     from autograder import intake
     from autograder.grading import GradeRequest, grade
-    from autograder.sandbox import SandboxConfig, backends
+    from autograder.sandbox import SandboxConfig, startup
     folder = find_release_root(folder)
     submission = intake.collect(folder, exercises)
     if not any(f.origin for f in submission.found.values()):
@@ -172,7 +172,7 @@ def run_public_tests(folder: Path | str, exercises, *, timeout: float = DEFAULT_
     # A self-check: process isolation with limits, never a second user or namespaces.
     config = SandboxConfig(call_timeout=timeout, isolation="process", worker_start=worker_start)
     isolation = ("your code ran inside this process (no worker process, no time limits)"
-                 if in_process else backends.describe_start(config))
+                 if in_process else startup.describe_start(config))
     if verbose:
         print(f"kit runtime: {RUNTIME_DIR}", file=out)
         print(f"python: {sys.executable}", file=out)

@@ -28,7 +28,7 @@ import pytest                                    # before any student code runs 
 import autograder
 from autograder import budget, contract, feedback, intake, results
 from autograder.plugin import GradingPlugin
-from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, backends
+from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, startup
 from autograder.sandbox.errors import describe_load_error
 from autograder.sandbox.protocol import ErrorKind, WorkerError
 
@@ -131,7 +131,7 @@ def open_sandbox(submission: intake.Submission, config: SandboxConfig,
     exercises without a source (missing, refused) are recorded as unavailable, so their tests
     fail with intake's message."""
     warm_up = tuple(dict.fromkeys(part for ex in exercises for part in ex.warm_up))
-    backend = backends.choose(config, in_process=in_process, warm_up=warm_up)
+    backend = startup.choose(config, in_process=in_process, warm_up=warm_up)
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
                        for f in submission.found.values() if f.source is not None], config, backend)
     for found in submission.found.values():

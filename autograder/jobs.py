@@ -1,4 +1,4 @@
-"""Batch jobs that cannot reach each other (issue 10 item 7; issue 13 round 3, item 9).
+"""Batch jobs that cannot reach each other.
 
 * :func:`job_key` and :func:`write_job` - a grader is started with an opaque job key: its
   command line names a root-owned 0600 job file (in the 0700 stage folder) that holds the

@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from autograder.jsontypes import JSONObject
 from autograder import textsafe
 from autograder.vocabulary import Word
 
@@ -80,7 +81,7 @@ class ExerciseOutcome:
     tests_passed: int = 0
     origin: str = ""               # where in the submission the file was found ("" if not)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSONObject:
         entry = asdict(self)
         entry.update(status=self.status.value, score=round(self.score, SCORE_DECIMALS), max_score=round(self.max_score, SCORE_DECIMALS),
                      seconds=round(self.seconds, 3), message=clip(self.message, TEST_OUTPUT_LIMIT),
@@ -126,7 +127,7 @@ class TestResult:
     def name(self) -> str:
         return f"{self.exercise} · {self.title}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSONObject:
         entry = {"name": self.name, "score": round(self.score, 4), "max_score": round(self.max_score, 4),
                  "status": "passed" if self.passed else "failed",
                  "output": clip(self.output, TEST_OUTPUT_LIMIT), "visibility": self.visibility,
@@ -165,7 +166,7 @@ class Results:
     def outcome(self, exercise: str) -> "ExerciseOutcome | None":
         return next((o for o in self.exercises if o.exercise == exercise), None)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSONObject:
         extra = {"exercises": [o.to_json() for o in self.exercises], "complete": self.complete}
         if self.isolation:
             extra["isolation"] = self.isolation
@@ -269,14 +270,14 @@ def clip(text: str, limit: int) -> str:
     return textsafe.cap(text, limit - textsafe.utf8_len(note), marker="") + note
 
 
-def placeholder(reason: str) -> dict:
+def placeholder(reason: str) -> JSONObject:
     """The zero-score file written before any student code runs."""
     return {"score": 0.0, "execution_time": 0.0, "output": clip(reason, SUMMARY_LIMIT),
             "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden",
             "tests": []}
 
 
-def write_atomic(path: str | Path, data: dict) -> None:
+def write_atomic(path: str | Path, data: JSONObject) -> None:
     """Write JSON to a temp file in the same folder, fsync, then rename over ``path``.
 
     Every string is made valid UTF-8 first (:func:`textsafe.scrub`) and a results object is
@@ -305,12 +306,12 @@ VERDICT_LINE_BYTES = 500           # each test keeps at least its first line, up
 SHORTENED = "\n… [shortened: the results file has a size limit]"
 
 
-def encode(data: dict) -> bytes:
+def encode(data: JSONObject) -> bytes:
     """The bytes the kit writes for ``data`` (indented, non-ASCII kept)."""
     return json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8")
 
 
-def fit(data: dict, budget: int = RESULTS_BUDGET) -> dict:
+def fit(data: JSONObject, budget: int = RESULTS_BUDGET) -> JSONObject:
     """``data`` (a results object) scrubbed and, when its file would be larger than
     ``budget`` bytes, with the longest test outputs shortened first (water-filling: every
     output longer than a common cap is cut to it), each keeping its verdict (first) line.
@@ -359,7 +360,7 @@ def _shorten(output: str, encoded_cap: int, encoded_size: int) -> str:
     return kept + SHORTENED
 
 
-def validate(data: dict) -> None:
+def validate(data: JSONObject) -> None:
     """Raise ``jsonschema.ValidationError`` if ``data`` is not a valid Gradescope results object."""
     import jsonschema
     schema = json.loads(SCHEMA_PATH.read_text())

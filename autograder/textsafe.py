@@ -1,4 +1,4 @@
-"""Text that crosses into the grader, made safe where it enters (issue 13, round 3, item 6).
+"""Text that crosses into the grader, made safe where it enters.
 
 Everything a submission can put into a string (exception messages, printed output, file and
 folder names, notebook text, worker replies) passes through one of these before the grader

@@ -10,7 +10,7 @@ process ``--runs`` times and reports medians of
     sampled every 20 ms. PSS splits shared pages between processes, so forked workers
     sharing torch's pages are not double counted (close to what a container's memory
     cgroup charges).
-The budgets (issue 3 / 4): sandbox/in-process execution_time <= 1.3x; peak < 600 MB;
+The budgets: sandbox/in-process execution_time <= 1.3x; peak < 600 MB;
 all five exercises in < 8 s.
 """
 from __future__ import annotations

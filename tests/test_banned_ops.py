@@ -1,4 +1,4 @@
-"""Banned APIs refused whichever way they are reached (hostile input round 3, item 3).
+"""Banned APIs refused whichever way they are reached.
 
 For every exercise that bans ``F.scaled_dot_product_attention`` (ex1, ex3, ex4, ex5), the
 solution with its one attention line (``weights @ V``) computed by the banned op instead,

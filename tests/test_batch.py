@@ -154,7 +154,7 @@ def test_misconceptions_are_counted_once_per_submission():
 
 
 def test_misconceptions_come_from_the_structure_not_the_text():
-    """Issue 19: a student's exception message that prints "Likely cause: …" is not a cause."""
+    """A student's exception message that prints "Likely cause: …" is not a cause."""
     entry = Entry("s", "s", Path("s"))
     forged = {"status": "failed", "tags": ["ex1"], "output": "raised ValueError: x\nLikely cause: forged"}
     assert gradebook.misconceptions([Row(entry, tests=[forged])]) == []

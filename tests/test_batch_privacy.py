@@ -1,4 +1,4 @@
-"""batch leaks no classmate and no name crashes it (issue 13, round 3, item 9).
+"""batch leaks no classmate and no name crashes it.
 
 * A student folder named with bytes that are not UTF-8: every student graded, and grades.csv,
   summary.md and histogram.png written, one row each, the name escaped reversibly.

@@ -1,6 +1,5 @@
-"""Every string that crosses into the grader is made safe where it enters (issue 13, round 3,
-item 6): exception messages, printed output, file and folder names, notebook text and worker
-replies get lone surrogates, undecodable bytes and control characters escaped and their
+"""Every string that crosses into the grader is made safe where it enters: exception
+messages, printed output, file and folder names, notebook text and worker replies get lone surrogates, undecodable bytes and control characters escaped and their
 lengths capped in bytes; results.json stays under 1,000,000 bytes whatever the submission.
 
 The first tests are units (textsafe, results, wire, output, intake); the ``cli_`` ones grade

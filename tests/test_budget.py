@@ -1,4 +1,4 @@
-"""Issue 10 item 5: time budgeted per exercise; a hanging function is not waited for again.
+"""Time budgeted per exercise; a hanging function is not waited for again.
 
 Scaled-down versions of the issue's rows (short call limits and budgets, so they run fast):
 

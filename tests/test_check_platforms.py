@@ -23,7 +23,7 @@ import pytest
 from autograder import check, contract
 from autograder.packaging.release import readmes
 from autograder.packaging import release as rel
-from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules, WorkerCrashed, backends
+from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules, WorkerCrashed, startup
 from mutants import mutant_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,9 +66,9 @@ def test_the_emulation_removes_fork_and_the_posix_modules(no_fork_env):
              "    try:\n        importlib.import_module(m); print(m, 'present')\n"
              "    except ImportError:\n        print(m, 'missing')\n"
              "import subprocess, multiprocessing, torch\n"
-             "from autograder.sandbox import SandboxConfig, backends\n"
+             "from autograder.sandbox import SandboxConfig, startup\n"
              "import autograder.check, autograder.grading\n"
-             "print('spawn', backends.spawns(SandboxConfig()))\n")
+             "print('spawn', startup.spawns(SandboxConfig()))\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=no_fork_env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -77,21 +77,21 @@ def test_the_emulation_removes_fork_and_the_posix_modules(no_fork_env):
 
 
 def test_spawn_is_chosen_where_fork_is_missing_or_unsafe(monkeypatch):
-    monkeypatch.delenv(backends.SPAWN_ENV, raising=False)
+    monkeypatch.delenv(startup.SPAWN_ENV, raising=False)
     config = SandboxConfig()
     monkeypatch.setattr(sys, "platform", "linux")
-    assert not backends.spawns(config)
+    assert not startup.spawns(config)
     for platform in ("darwin", "win32"):
         monkeypatch.setattr(sys, "platform", platform)
-        assert backends.spawns(config)
+        assert startup.spawns(config)
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.delattr(os, "fork")
-    assert backends.spawns(config)
-    assert backends.spawns(SandboxConfig(worker_start="fork"))          # no fork: no choice
+    assert startup.spawns(config)
+    assert startup.spawns(SandboxConfig(worker_start="fork"))          # no fork: no choice
     monkeypatch.undo()
-    monkeypatch.setenv(backends.SPAWN_ENV, "spawn")
-    assert backends.spawns(SandboxConfig(isolation="process"))
-    assert not backends.spawns(SandboxConfig(isolation="user"))         # never a silent downgrade
+    monkeypatch.setenv(startup.SPAWN_ENV, "spawn")
+    assert startup.spawns(SandboxConfig(isolation="process"))
+    assert not startup.spawns(SandboxConfig(isolation="user"))         # never a silent downgrade
 
 
 SOURCE = '''

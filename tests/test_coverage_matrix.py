@@ -24,7 +24,7 @@ def _collected() -> tuple[coverage.Collected, ...]:
 
 
 def test_every_hidden_test_says_what_it_covers():
-    """Issue 19: ``covers`` on every hidden test; nothing is inferred from a docstring."""
+    """``covers`` on every hidden test; nothing is inferred from a docstring."""
     from suite_covers import hidden_without_covers
     missing = hidden_without_covers()
     assert not missing, "hidden tests without @pytest.mark.covers(...):\n" + "\n".join(missing[:40])

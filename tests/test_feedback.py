@@ -1,4 +1,4 @@
-"""The pieces of issue 12's feedback that need no grading: blame bookkeeping, naming a
+"""The pieces of the feedback that need no grading: blame bookkeeping, naming a
 mistake from an exception, ambiguous diagnoses, causes in check failures."""
 from __future__ import annotations
 

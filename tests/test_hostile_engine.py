@@ -1,4 +1,4 @@
-"""Hostile cases against the engine's front ends (issue 10, items 6-7 and the summary row).
+"""Hostile cases against the engine's front ends (the summary row among them).
 
 * Summary injection: line breaks / control characters in a folder or file name, or in an
   exception message, never make a line of the summary, of ``grade``'s terminal output or of

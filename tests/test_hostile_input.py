@@ -1,4 +1,4 @@
-"""Hostile input, round 2 (issue 10 items 2, 3, 4, 8), graded through the real CLI.
+"""Hostile input, round 2, graded through the real CLI.
 
 * intake: links (to the reference, to hidden tests, to /etc/shadow, /proc/self/environ, to
   folders), hard links, zip bombs spread over ten zips, a BOM, malformed notebooks;

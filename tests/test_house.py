@@ -1,4 +1,4 @@
-"""The kit's house rules (issue 13): no import cycle, a torch-free sandbox configuration, one
+"""The kit's house rules: no import cycle, a torch-free sandbox configuration, one
 definition of each shared constant, and a map (docs/ARCHITECTURE.md) that names every module.
 
 Import graph, as decided here:
@@ -363,7 +363,7 @@ def test_private_reach_in_is_found():
 
 
 def test_nothing_outside_the_sandbox_reaches_into_it():
-    """Issue 19: budget.py, proxy's callers and the rest use the sandbox's public interface
+    """budget.py, proxy's callers and the rest use the sandbox's public interface
     (``request(…, timeout=)``, ``discard_worker()``, ``enter()``), never its private names."""
     sandbox = KIT / "sandbox"
     private = sandbox_private_names([p.read_text(encoding="utf-8") for p in sandbox.glob("*.py")])
@@ -374,7 +374,7 @@ def test_nothing_outside_the_sandbox_reaches_into_it():
 
 
 def test_causes_are_written_in_one_place():
-    """Issue 19: a likely cause reaches a message only through ``checks.fail(message, cause)``
+    """A likely cause reaches a message only through ``checks.fail(message, cause)``
     (which also makes it the result's ``extra_data.cause``), never typed into a message."""
     suites = KIT / "suites"
     typed = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(suites.rglob("*.py")) if p.name != "checks.py"
@@ -382,3 +382,51 @@ def test_causes_are_written_in_one_place():
              if "Likely cause:" in line and not line.lstrip().startswith(('"""', "#"))
              and i > 3]                                      # module docstrings may name it
     assert not typed, typed
+
+
+# --------------------------------------------------------------------------- the map, both ways; no tracker
+
+def test_every_module_architecture_names_exists():
+    """Every ``something.py`` or ``folder/`` path the map names under the kit exists."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:[a-z_0-9]+/)*[a-z_0-9]+\.py)`", text)) | set(re.findall(r"`((?:[a-z_0-9]+/)+)`", text))
+    files = {p.relative_to(ROOT).as_posix() for p in ROOT.glob("*/**/*.py") if ".venv" not in p.parts}
+    folders = {f.rsplit("/", 1)[0] + "/" for f in files}
+    known = files | folders
+    missing = [p for p in sorted(named)
+               if not any(k == p or k.endswith("/" + p) for k in known) and not (ROOT / p).exists()
+               and not (KIT / p).exists() and p != "dist/"]          # dist/: what `build` writes
+    assert not missing, f"docs/ARCHITECTURE.md names what does not exist: {missing}"
+
+
+TRACKER = re.compile(r"\b[Ii]ssues? ?#?\d+|\(issue\b|\bissue round\b")
+
+
+def test_no_reference_to_an_outside_tracker():
+    """Docstrings, comments and docs explain themselves: no "issue 12" a reader cannot look up."""
+    corpora = ("held_out_corpus", "student_corpus", "contract_corpus", "submissions")
+    paths = [p for folder in ("autograder", "tests", "bench", "docs") for p in (ROOT / folder).rglob("*")
+             if p.suffix in (".py", ".md") and not any(c in p.parts for c in corpora)] + [ROOT / "README.md"]
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in paths
+             for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             if TRACKER.search(line) and p.name != "test_house.py"]
+    assert not found, f"references to an outside tracker: {found[:20]}"
+
+
+def _bare_dicts(path: Path) -> list[str]:
+    """Public functions whose parameters or return are annotated with a bare ``dict``."""
+    hits = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            arguments = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+            for annotation in [a.annotation for a in arguments] + [node.returns]:
+                if isinstance(annotation, ast.Name) and annotation.id in ("dict", "Dict"):
+                    hits.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    return hits
+
+
+def test_no_bare_dict_in_a_public_signature():
+    """Records are dataclasses; JSON read or written is ``jsontypes.JSONObject``; mappings
+    say what they map (``dict[str, float]``)."""
+    found = [hit for path in sorted(KIT.rglob("*.py")) for hit in _bare_dicts(path)]
+    assert not found, f"bare dict in public signatures: {found}"

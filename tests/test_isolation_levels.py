@@ -348,7 +348,7 @@ def test_docker_default_privileges_pick_the_user_level(kit):
 @pytest.mark.parametrize("level", ["user", "namespaces"])
 def test_worker_needs_nothing_from_the_graders_home(kit, level):
     """Python outside /root, HOME=/root at 0700 (Gradescope): matplotlib still works in the
-    worker (issue 9: ex2 scored 0 for everyone, matplotlib's config folder was /root's)."""
+    worker (ex2 once scored 0 for everyone: matplotlib's config folder was /root's)."""
     assert os.stat("/root").st_mode & 0o777 == 0o700
     Path("/root/.config/matplotlib/stylelib").mkdir(parents=True, exist_ok=True)
     data, err = grade(kit, {"visualize.py": solution("ex2_visualization", "visualize.py")}, level,

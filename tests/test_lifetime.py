@@ -1,4 +1,4 @@
-"""No process outlives its grader (issue 14).
+"""No process outlives its grader.
 
 Each case starts ``python -m autograder grade`` for real, in its own session, on a submission
 that hangs (at import, in a call, or after starting a daemon that detached with setsid and a

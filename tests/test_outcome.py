@@ -1,4 +1,4 @@
-"""Issue 10 item 6: each exercise's fate is data (results.json ``extra_data``), read by
+"""Each exercise's fate is data (results.json ``extra_data``), read by
 ``grade``'s summary, ``batch``, ``check`` and the interop adapter, never re-parsed from prose."""
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ def test_outcome_json_round_trip_is_tolerant():
 
 
 def test_each_failure_names_its_cause_as_data(tmp_path):
-    """Issue 19: the likely cause is a field of the test's result (``extra_data.cause``), the
+    """The likely cause is a field of the test's result (``extra_data.cause``), the
     same text as the message's ``Likely cause:`` line; tests without one have neither."""
     source = solution("ex1").replace("scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)",
                                      "scores = Q @ K.transpose(-2, -1)")

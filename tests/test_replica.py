@@ -167,7 +167,7 @@ def test_replica_grades_like_gradescope(tmp_path):
         if os.environ.get("CI"):
             pytest.fail(f"CI is set but Docker is unavailable: {why}")
         pytest.skip(f"Docker is unavailable here ({why}) and CI is not set")
-    # every registered exercise, the opt-in ex6 too (issue 23: 120/120 in the replica)
+    # every registered exercise, the opt-in ex6 too (120/120 in the replica)
     ctx = build(BuildContext(root=ROOT, out=tmp_path / "dist", exercises=contract.EXERCISES,
                              say=lambda _m: None, seed_secret="5eed" * 16),   # pinned: the image cache
                 only=["gradescope"])                                         # is keyed by the zip's sha256

@@ -9,7 +9,7 @@ A mutant's first line is ``# expect-fail: <words>``: ``<words>`` is a substring 
 of a test that must fail (several: separate with `|`, each must match a failing test). A
 weakened suite that stops catching a mutant fails here. Format: ``tests/mutants.py``.
 
-Feedback (issue 12): every test a mutant fails must be about something it breaks (its
+Feedback: every test a mutant fails must be about something it breaks (its
 ``covers``, see ``tests/suite_covers.py``), at least NAMED_SHARE of the mutants get a
 "Likely cause" line, and a mutant that declares ``# cause:`` gets no other cause named.
 """
@@ -25,7 +25,7 @@ from mutants import PatchError, apply_patch, as_submitted, expected_failures, ma
 from suite_covers import collected, covers_by_result_name, covers_of, justified, mutant_breaks
 
 NAMED = "Likely cause:"             # how a failure message names the student's mistake
-NAMED_SHARE = 0.90                  # at least this share of mutants get a named mistake (issue 12: 0.80; nine in ten since)
+NAMED_SHARE = 0.90                  # at least this share of mutants get a named mistake
 
 
 def _cases(kind: str, suffix: str) -> list:
@@ -63,7 +63,7 @@ def test_mutant_loses_points_on_the_named_test(path: Path, graded):
 
 @pytest.mark.parametrize("path", _cases("mutants", ".diff"))
 def test_mutant_fails_only_tests_about_what_it_breaks(path: Path, graded):
-    """Issue 12: a failing test's title (its ``covers``) names something the mutant breaks:
+    """A failing test's title (its ``covers``) names something the mutant breaks:
     its changed functions, the solution's functions that use them, or a declared
     ``# breaks: name:property`` (in-place changes, the device argument, banned APIs)."""
     breaks = mutant_breaks(_solution(path), mutant_source(path), path.read_text())
@@ -97,7 +97,7 @@ def test_named_mistake_is_the_mutants_own(path: Path, graded):
 
 
 def test_most_mutants_get_a_named_mistake(graded):
-    """Issue 12: the share of mutants whose feedback names the likely mistake (a
+    """The share of mutants whose feedback names the likely mistake (a
     "Likely cause:" line in some failing test), reported and at least NAMED_SHARE."""
     paths = [p.values[0] for p in _cases("mutants", ".diff")]
     unnamed = [f"{p.parent.parent.name}/{p.stem}" for p in paths
@@ -178,7 +178,7 @@ def test_a_wrong_return_type_is_explained_not_an_internal_error(graded):
 
 
 def test_only_public_tests_reveal_expected_values():
-    """Issue 11: public failure messages may show expected values (``reveal=True``); hidden
+    """Public failure messages may show expected values (``reveal=True``); hidden
     tests never do."""
     suites = ROOT / "autograder" / "suites"
     for path in sorted(suites.rglob("*.py")):

@@ -1,4 +1,4 @@
-"""Issue 15: per exercise, the tests' max_score values add up EXACTLY to the configured total.
+"""Per exercise, the tests' max_score values add up EXACTLY to the configured total.
 
 An instructor adds a test file with odd weights to (a copy of) a suite, or builds with awkward
 ``--points``; results.json, the summary, ``batch``'s CSV and the public-only run behind

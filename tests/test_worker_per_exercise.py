@@ -1,4 +1,4 @@
-"""Issue 20, items 2 and 5: each exercise in a worker of its own; time charged to the code
+"""Each exercise in a worker of its own; time charged to the code
 that spent it; reach-ins into the kit reported to course staff.
 
 * A student file of one exercise cannot see, let alone forge, another exercise's probes: the

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from autograder.jsontypes import JSONObject
 from autograder import contract
 from autograder import jobs as private_jobs
 from autograder.batching import resume
@@ -296,7 +297,7 @@ _threads = ThreadPoolExecutor(max_workers=MAX_SLOTS, thread_name_prefix="ag-clus
 _leases = threading.local()                     # the process: they start the warm graders (parent-death)
 
 
-def grade_task(task: dict) -> dict:
+def grade_task(task: JSONObject) -> JSONObject:
     """On a Dask worker: grade one packed submission with the TA's settings; the same
     ``Runner.execute`` as a local job. Idempotent: every run grades in fresh private folders
     and removes them."""

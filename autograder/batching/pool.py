@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import queue
 import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
+
+from autograder.jsontypes import JSONObject
+from autograder.sandbox import lifetime
 
 KILL_GRACE = 5.0
 START_TIMEOUT = 300.0            # a warm grader's own start-up (torch, pytest) on a busy machine
@@ -54,7 +56,7 @@ class WarmGrader:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def send(self, request: dict) -> None:
+    def send(self, request: JSONObject) -> None:
         try:
             self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
@@ -78,18 +80,10 @@ class WarmGrader:
                 return None
 
     def signal_grader(self, sig: int) -> None:
-        if self.grader_pid:
-            try:
-                os.killpg(self.grader_pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+        lifetime.signal_group(self.grader_pid, sig)
 
     def kill(self) -> None:
-        self.signal_grader(signal.SIGKILL)
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        lifetime.kill_groups(*(p for p in (self.grader_pid, self.proc.pid) if p))
         self.proc.wait()
 
     def close(self) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterable
 
 import autograder
+from autograder.jsontypes import JSONObject
 from autograder import results
 from autograder.batching.runner import RowStatus
 
@@ -81,7 +82,7 @@ def _digest_entry(path: Path, rel: str, digest: "hashlib._Hash") -> None:
         digest.update(b"O" + rel.encode("utf-8", "surrogateescape") + b"\0")
 
 
-def result_key(submission: Path, settings: dict) -> str | None:
+def result_key(submission: Path, settings: JSONObject) -> str | None:
     """What a kept result must match: build, settings, submission bytes (None: never kept)."""
     content = submission_digest(submission)
     if content is None:
@@ -137,7 +138,7 @@ def kept(folder: Path, key: str | None, row):
     return row if row.status in KEPT_STATUSES else None
 
 
-def split(entries: Iterable, results_dir: Path, settings: dict, make_row) -> tuple[dict, list, dict]:
+def split(entries: Iterable, results_dir: Path, settings: JSONObject, make_row) -> tuple[dict, list, dict]:
     """``(kept rows by entry key, entries to grade, result keys by entry key)``."""
     rows, todo, keys = {}, [], {}
     for entry in entries:

@@ -23,6 +23,7 @@ import autograder
 from autograder import contract, results
 from autograder import jobs as private_jobs
 from autograder.batching.discovery import Entry
+from autograder.sandbox import lifetime
 from autograder.sandbox.lifetime import BATCH_ENV
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
 from autograder.vocabulary import Word
@@ -169,10 +170,7 @@ class Runner:
     def _stop(self, proc: subprocess.Popen) -> bytes:
         """SIGINT first (the grader's clean-up kills its worker), then SIGKILL."""
         for sig, grace in ((signal.SIGINT, KILL_GRACE), (signal.SIGKILL, KILL_GRACE)):
-            try:
-                os.killpg(proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+            lifetime.signal_group(proc.pid, sig)
             try:
                 out, _ = proc.communicate(timeout=grace)
                 return out or b""
@@ -190,7 +188,7 @@ class Runner:
             live = list(self._live)
         for sig in (signal.SIGINT, signal.SIGKILL):
             for proc in live:
-                _signal_group(proc, sig)
+                lifetime.signal_group(proc.pid, sig)
             deadline = time.monotonic() + KILL_GRACE
             while time.monotonic() < deadline and any(p.poll() is None for p in live):
                 time.sleep(0.05)
@@ -291,13 +289,6 @@ def _complete(data: dict) -> bool:
     """False for a results.json the grader wrote while grading was still under way."""
     extra = data.get("extra_data")
     return not (isinstance(extra, dict) and extra.get("complete") is False)
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _tail(data: bytes, limit: int) -> bytes:

@@ -30,6 +30,8 @@ import signal
 import sys
 import traceback
 
+from autograder.jsontypes import JSONObject
+
 
 def preload(exercises: str | None) -> None:
     """What every grader loads before its zygote starts (:mod:`autograder.grading`), and what
@@ -82,7 +84,7 @@ def _grader(argv: list[str], cwd: str, log: str, reply_fd: int) -> None:
 
 def serve(requests, reply_fd: int) -> int:
     """Grade each request in a freshly forked grader; answer on ``reply_fd``."""
-    def answer(message: dict) -> None:
+    def answer(message: JSONObject) -> None:
         os.write(reply_fd, (json.dumps(message) + "\n").encode())
 
     for line in requests:

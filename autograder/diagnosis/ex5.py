@@ -15,6 +15,8 @@ import torch.nn.functional as F
 
 import reference.lstm_vs_attention as ref
 
+from autograder.diagnosis import Candidates
+
 FIRST_POSITION = ("you classify from the attention output at the first position; the task "
                   "reads the answer at the LAST position (a[:, -1]), which must look back "
                   "to position 0")
@@ -63,7 +65,7 @@ def _attention_parts(model: ref.AttentionClassifier, x: torch.Tensor):
 
 
 @torch.no_grad()
-def attention_classify(model: ref.AttentionClassifier, x: torch.Tensor) -> dict:
+def attention_classify(model: ref.AttentionClassifier, x: torch.Tensor) -> Candidates:
     """Wrong versions of ``AttentionClassifier.classify(x)``."""
     d = x.shape[-1]
     q, k, v, raw = _attention_parts(model, x)
@@ -81,13 +83,13 @@ def attention_classify(model: ref.AttentionClassifier, x: torch.Tensor) -> dict:
 
 
 @torch.no_grad()
-def attention_embed(model: ref.AttentionClassifier, tokens: torch.Tensor) -> dict:
+def attention_embed(model: ref.AttentionClassifier, tokens: torch.Tensor) -> Candidates:
     """Wrong versions of ``AttentionClassifier.embed_inputs(tokens)``."""
     return {NO_POSITIONS: model.embed(tokens)}
 
 
 @torch.no_grad()
-def attention_forward(model: ref.AttentionClassifier, tokens: torch.Tensor) -> dict:
+def attention_forward(model: ref.AttentionClassifier, tokens: torch.Tensor) -> Candidates:
     """Wrong versions of ``AttentionClassifier(tokens)``."""
     x = model.embed_inputs(tokens)
     out = attention_classify(model, x)
@@ -98,7 +100,7 @@ def attention_forward(model: ref.AttentionClassifier, tokens: torch.Tensor) -> d
 # --------------------------------------------------------------------------- LSTM
 
 @torch.no_grad()
-def lstm_classify(model: ref.LSTMClassifier, x: torch.Tensor) -> dict:
+def lstm_classify(model: ref.LSTMClassifier, x: torch.Tensor) -> Candidates:
     """Wrong versions of ``LSTMClassifier.classify(x)``."""
     output, (h_n, c_n) = model.lstm(x)
     return {LSTM_FIRST: model.head(output[:, 0]),
@@ -107,13 +109,13 @@ def lstm_classify(model: ref.LSTMClassifier, x: torch.Tensor) -> dict:
 
 
 @torch.no_grad()
-def lstm_forward(model: ref.LSTMClassifier, tokens: torch.Tensor) -> dict:
+def lstm_forward(model: ref.LSTMClassifier, tokens: torch.Tensor) -> Candidates:
     return lstm_classify(model, model.embed_inputs(tokens))
 
 
 # --------------------------------------------------------------------------- gradients
 
-def gradient_norms(model, tokens: torch.Tensor, labels: torch.Tensor) -> dict:
+def gradient_norms(model, tokens: torch.Tensor, labels: torch.Tensor) -> Candidates:
     """Wrong versions of ``input_gradient_norms(model, tokens, labels)``."""
     with torch.enable_grad():
         E = model.embed_inputs(tokens).detach().requires_grad_(True)
@@ -143,7 +145,7 @@ def _losses(model, tokens, labels, steps, optimizer, zero="every") -> list[float
     return losses
 
 
-def train_losses(model, tokens: torch.Tensor, labels: torch.Tensor, steps: int, lr: float) -> dict:
+def train_losses(model, tokens: torch.Tensor, labels: torch.Tensor, steps: int, lr: float) -> Candidates:
     """Loss curves of wrong ``train`` loops, each from a copy of ``model``'s initial weights."""
     def fresh():
         return copy.deepcopy(model)

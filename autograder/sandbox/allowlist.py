@@ -1,4 +1,4 @@
-"""The *namespaces* level's root of its own: an allowlist, not a denylist (issue 10).
+"""The *namespaces* level's root of its own: an allowlist, not a denylist.
 
 In its private mount namespace, before dropping privileges, the worker builds a new root on a
 small tmpfs and moves into it (``pivot_root``; ``chroot`` where that is refused). What is in it:
@@ -19,7 +19,7 @@ Nothing else: not the kit, not the submission (its source travels as text), not 
 submissions, not ``/etc/shadow``, not other processes. Protected paths that lie inside a bound
 folder (the kit installed into site-packages) are covered again inside the new root.
 
-What imports need is never hidden (issue round 3, item 11): the interpreter's import roots
+What imports need is never hidden: the interpreter's import roots
 (standard library, site-packages) are bound even when they lie inside a hidden folder (a
 results file written into the kit's checkout hides the checkout, and the ``.venv`` in it),
 and are bound again where ``sys.path`` names them through a symbolic link (``.venv`` linking

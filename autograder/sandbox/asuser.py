@@ -1,4 +1,4 @@
-"""Helpers the grader forks and drops to the worker user, kept private (issue round 3, item 10).
+"""Helpers the grader forks and drops to the worker user, kept private.
 
 The grader sometimes forks a short-lived helper that becomes the worker user: permission
 probes (harden.py, jobs.py) and the user level's kill of every process of that user

@@ -9,18 +9,14 @@
 
 A backend starts :class:`Worker` objects; a worker answers typed requests
 (:mod:`protocol`) within a deadline and can be killed. The :class:`~autograder.sandbox.session.Sandbox`
-holds one backend and knows nothing of how its workers came to be.
+holds one backend (chosen by :func:`autograder.sandbox.startup.choose`) and knows nothing of
+how its workers came to be.
 """
 from __future__ import annotations
 
 import abc
-import os
-import sys
 
-from autograder.sandbox import isolation, levels, limits, protocol
-from autograder.sandbox.errors import SandboxStartError
-
-SPAWN_ENV = "AUTOGRADER_WORKER_START"   # "fork" | "spawn": overrides the automatic choice
+from autograder.sandbox import isolation, protocol
 
 
 class Worker(abc.ABC):
@@ -90,51 +86,3 @@ class InProcessBackend(WorkerBackend):
         if self._worker is None:          # one interpreter: the same worker for ever
             self._worker = InProcessWorker()
         return self._worker
-
-
-def fork_unavailable() -> bool:
-    """Whether this platform cannot (Windows) or should not (macOS) fork a worker."""
-    return not hasattr(os, "fork") or sys.platform in ("win32", "darwin")
-
-
-def spawns(config: limits.SandboxConfig) -> bool:
-    """Whether ``config``'s workers are spawned (True) or forked from the zygote (False)."""
-    if not hasattr(os, "fork"):
-        return True
-    forced = levels.requested(config.isolation)
-    if forced != "auto" and isolation.get(forced).worker_user:
-        return False            # a spawned worker is isolated by process only: never a downgrade
-    start = os.environ.get(SPAWN_ENV) or config.worker_start or "auto"
-    if start in ("spawn", "fork"):
-        return start == "spawn"
-    return fork_unavailable()
-
-
-def describe_start(config: limits.SandboxConfig) -> str:
-    """One line for ``check -v``: how workers for ``config`` would start (nothing is started)."""
-    if spawns(config):
-        from autograder.sandbox import spawn
-        return spawn.describe()
-    return ("your code ran in a separate worker process forked from this one (time and memory "
-            "limits); a self-check: no user or namespace isolation")
-
-
-def choose(config: limits.SandboxConfig, in_process: bool = False,
-           warm_up: tuple[str, ...] = ()) -> WorkerBackend:
-    """The backend for ``config`` (once per sandbox): in-process when asked, else spawned where
-    fork is missing or unsafe (or forced), else forked from the zygote at the strongest
-    isolation level allowed (:mod:`levels`), the zygote loading ``warm_up``
-    (``worker.WARM_UPS``) meanwhile. A forced level the platform cannot give raises
-    :class:`SandboxStartError`."""
-    if in_process:
-        return InProcessBackend()
-    try:
-        if spawns(config):
-            from autograder.sandbox import spawn
-            name, why = levels.spawned_level(config.isolation)
-            return spawn.SpawnedBackend(config, isolation.get(name), why)
-        name, why = levels.resolve(config.isolation)
-    except levels.IsolationUnavailable as exc:
-        raise SandboxStartError(str(exc)) from None
-    from autograder.sandbox import forkserver
-    return forkserver.ForkedBackend(config, isolation.get(name), why, warm_up)

@@ -31,6 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from autograder.jsontypes import JSONObject
 from autograder.sandbox import backends, isolation, lifetime, limits, protocol, users, wire
 from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
@@ -48,12 +49,12 @@ class WorkerSpec:
     level: str
     ids: WorkerIds | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSONObject:
         return {"limits": dataclasses.asdict(self.config), "home": self.home, "level": self.level,
                 "ids": dataclasses.asdict(self.ids) if self.ids else None}
 
     @classmethod
-    def from_json(cls, data: dict) -> "WorkerSpec":
+    def from_json(cls, data: JSONObject) -> "WorkerSpec":
         ids = data.get("ids")
         return cls(limits.SandboxConfig(**data["limits"]), data["home"], data["level"],
                    WorkerIds(**ids) if ids else None)

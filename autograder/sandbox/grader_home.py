@@ -1,4 +1,4 @@
-"""No dependence on the grader's HOME (issue 9): config and caches in a folder anyone may read.
+"""No dependence on the grader's HOME: config and caches in a folder anyone may read.
 
 As root, the worker runs as another user. matplotlib fixes its config/cache folder when it is
 imported (in the grader, before the fork): under ``HOME=/root`` (mode 0700) that folder is

@@ -1,4 +1,4 @@
-"""No IPC object outlives a worker, and its memory is bounded (issue round 3, item 7).
+"""No IPC object outlives a worker, and its memory is bounded.
 
 System V shared memory, semaphores and message queues, and POSIX message queues, are kernel
 objects, not files: they survive the process that made them and their memory is counted

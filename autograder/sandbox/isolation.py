@@ -18,8 +18,9 @@ worker's start-up) is straight-line code that asks the level object, in this ord
 | RLIMIT_NPROC       | yes (own user)                     | yes (own user)                        | no       | no      | no         |
 | sweep              | the user's processes in its pid namespace | the user's processes, files, IPC objects | its temp folder | - | -  |
 
-Adding a level: a class (in a module of its own, as :mod:`landlock`) and its place in
-:data:`REGISTRY`. Nothing outside this registry and :mod:`levels` compares level names.
+Adding a level: its class here (its kernel facilities in a module of their own, as
+:mod:`landlock` for :class:`LandlockLevel`) and its place in :func:`registry`. Nothing
+outside this module and :mod:`levels` compares level names.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar
 
 # Worker-side modules are imported HERE, at module level: the worker uses them after it has
 # entered its own root, where the kit's files are no longer visible (no lazy imports there).
-from autograder.sandbox import ipc, lifetime, limits, namespaces, netfilter, protocol, users, wire, writable
+from autograder.sandbox import ipc, landlock, lifetime, limits, namespaces, netfilter, protocol, users, wire, writable
 from autograder.sandbox.users import WorkerIds
 
 if TYPE_CHECKING:
@@ -189,7 +190,6 @@ class UserLevel(Level):
     def confine(self, cfg: limits.SandboxConfig, spec: "WorkerSpec", root: str) -> bool:
         """Writes to its own home only, reads of what Python needs only, where the kernel has
         Landlock; else the sweep covers every place it can write."""
-        from autograder.sandbox import landlock
         return landlock.confine_if_available(cfg, spec)
 
     def neighbour_note(self, submissions: Path, closed: dict[str, int],
@@ -251,7 +251,6 @@ class NamespacesLevel(UserLevel):
         it too where the kernel has it."""
         if root != "hidden":
             return False
-        from autograder.sandbox import landlock
         return landlock.confine_if_available(cfg, spec)
 
     def neighbour_note(self, submissions: Path, closed: dict[str, int],
@@ -278,6 +277,41 @@ class NamespacesLevel(UserLevel):
         return netfilter.block_crossing_families()
 
 
+class LandlockLevel(Level):
+    """Not root, Linux with Landlock: a separate process as the grader's own user, confined."""
+    name: ClassVar[str] = "landlock"
+    description: ClassVar[str] = (
+        "student code runs in a separate process with time and memory limits, as the grader's "
+        "own user, confined by Landlock: it may read only what Python and its libraries need "
+        "(not your home folder, the kit, the hidden tests, the class folder or the results) and "
+        "write only its own temporary folder; it cannot signal or trace other processes; a "
+        "seccomp filter allows no socket but AF_UNIX, no connect and no System V / POSIX IPC")
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+            return f"Landlock is Linux's ({sys.platform})"
+        if landlock.abi() < 1:
+            return "Landlock is missing or disabled in this kernel (Linux 5.13 or later, lsm=landlock)"
+        if netfilter.program() is None:
+            return "no seccomp filter is known for this machine"
+        return None
+
+    @classmethod
+    def available_because(cls, refused: dict[str, str]) -> str:
+        return (f"the grader is not running as root; Landlock (ABI {landlock.abi()}) and a seccomp filter "
+                "confine the worker")
+
+    def neighbour_note(self, submissions: Path, closed: dict[str, int],
+                       readable: Callable[[], list[str]]) -> str | None:
+        return (f"neighbours not readable: at the landlock level (not root) the workers may read only "
+                f"what Python and its libraries need, not {submissions} or the output folder")
+
+    def confine(self, cfg: limits.SandboxConfig, spec: "WorkerSpec", root: str) -> bool:
+        landlock.confine_worker(cfg, spec)
+        return True
+
+
 class InProcessLevel(Level):
     """Benchmarks and the interop adapter: student code in the grader's own process."""
     name = IN_PROCESS
@@ -291,9 +325,7 @@ class InProcessLevel(Level):
 
 def registry() -> tuple[type[Level], ...]:
     """Every level a grader can run at, strongest first: levels.detect() runs the first one
-    the platform allows. (Levels in modules of their own are imported here, after the base
-    classes they extend.)"""
-    from autograder.sandbox.landlock import LandlockLevel
+    the platform allows."""
     return (NamespacesLevel, UserLevel, LandlockLevel, Level)
 
 

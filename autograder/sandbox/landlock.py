@@ -1,5 +1,6 @@
-"""The *landlock* level: a grader without root (a TA's laptop, a shared department machine)
-still keeps student code away from the user's files.
+"""Landlock: a grader without root (a TA's laptop, a shared department machine) still keeps
+student code away from the user's files (the *landlock* level, ``isolation.LandlockLevel``;
+the user level and the namespaces level's fallback use it too where the kernel has it).
 
 Landlock (Linux 5.13 and later, no privilege needed) lets a process give up file-system
 rights for itself and everything it starts, for good. Before any student code runs, the
@@ -33,13 +34,11 @@ import ctypes
 import functools
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 # Worker-side: imported here, at module level (the zygote loads them before any worker's
 # files are locked or hidden).
 from autograder.sandbox import allowlist, harden, limits, netfilter  # noqa: F401 - harden: allowlist's
-from autograder.sandbox.isolation import Level
 
 if TYPE_CHECKING:
     from autograder.sandbox.forkserver import WorkerSpec
@@ -219,45 +218,6 @@ def confine_if_available(cfg: limits.SandboxConfig, spec: "WorkerSpec") -> bool:
     except (LandlockError, OSError):
         return False
     return True
-
-
-# --------------------------------------------------------------------------- the level
-
-
-class LandlockLevel(Level):
-    """Not root, Linux with Landlock: a separate process as the grader's own user, confined."""
-    name: ClassVar[str] = "landlock"
-    description: ClassVar[str] = (
-        "student code runs in a separate process with time and memory limits, as the grader's "
-        "own user, confined by Landlock: it may read only what Python and its libraries need "
-        "(not your home folder, the kit, the hidden tests, the class folder or the results) and "
-        "write only its own temporary folder; it cannot signal or trace other processes; a "
-        "seccomp filter allows no socket but AF_UNIX, no connect and no System V / POSIX IPC")
-
-    @classmethod
-    def unavailable(cls) -> str | None:
-        if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
-            return f"Landlock is Linux's ({sys.platform})"
-        if abi() < 1:
-            return "Landlock is missing or disabled in this kernel (Linux 5.13 or later, lsm=landlock)"
-        if netfilter.program() is None:
-            return "no seccomp filter is known for this machine"
-        return None
-
-    @classmethod
-    def available_because(cls, refused: dict[str, str]) -> str:
-        return (f"the grader is not running as root; Landlock (ABI {abi()}) and a seccomp filter "
-                "confine the worker")
-
-    def neighbour_note(self, submissions: Path, closed: dict[str, int],
-                       readable: Callable[[], list[str]]) -> str | None:
-        return (f"neighbours not readable: at the landlock level (not root) the workers may read only "
-                f"what Python and its libraries need, not {submissions} or the output folder")
-
-    def confine(self, cfg: limits.SandboxConfig, spec: "WorkerSpec", root: str) -> bool:
-        confine_worker(cfg, spec)
-        return True
-
 
 
 abi()          # probed now, where this module is imported (the grader, the zygote): the

@@ -268,6 +268,17 @@ def die_with_batch() -> None:
 
 # --------------------------------------------------------------------------- killing what the grader started
 
+def signal_group(pid: int | None, sig: int) -> None:
+    """Send ``sig`` to the process group led by ``pid`` (a grader started in its own session);
+    gone or foreign groups are skipped."""
+    if not pid:
+        return
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def kill_groups(*pids: int) -> None:
     """SIGKILL each process and its process group (a worker leader and the worker it became:
     everything still in their sessions dies with them). Gone or foreign processes are skipped."""

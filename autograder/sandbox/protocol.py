@@ -17,6 +17,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from autograder.jsontypes import JSONObject
 from autograder import textsafe
 from autograder.sandbox.wire import WireError
 from autograder.vocabulary import Word
@@ -74,7 +75,7 @@ class Ref:
             return ".".join([SUPPORT_KEY, *parts])
         return ".".join([f"a {self.type} object", *(parts or ["__call__"])])
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSONObject:
         return {"R": self.key, "path": list(self.path)}
 
     @classmethod
@@ -93,7 +94,7 @@ class Handle:
     key: str
     type: str = "object"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSONObject:
         return {"H": self.key, "type": self.type}
 
     def ref(self) -> Ref:
@@ -101,7 +102,7 @@ class Handle:
         return Ref(self.key, (), self.type)
 
     @classmethod
-    def from_json(cls, node: dict) -> "Handle":
+    def from_json(cls, node: JSONObject) -> "Handle":
         if not isinstance(node.get("H"), str):
             raise WireError("malformed handle")
         return cls(node["H"], textsafe.one_line(str(node.get("type", "object")), 80))
@@ -162,7 +163,7 @@ class Seed:
 Request = Union[Load, Call, GetAttr, Seed]
 
 
-def request_from_frame(header: dict, buffers: list[bytes]) -> Request:
+def request_from_frame(header: JSONObject, buffers: list[bytes]) -> Request:
     """The worker's reading of a request frame (``WireError`` when malformed)."""
     try:
         op = Op(header.get("op"))
@@ -226,7 +227,7 @@ class WorkerError:
     def is_syntax_error(self) -> bool:
         return self.type in SYNTAX_ERRORS
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSONObject:
         record: dict = {"kind": self.kind.value, "type": self.type, "message": self.message,
                         "where": [[f.filename, f.line, f.function, f.source] for f in self.where]}
         if self.line is not None or self.offset is not None or self.text:
@@ -306,7 +307,7 @@ class Reply:
         return header, list(self.buffers)
 
     @classmethod
-    def from_frame(cls, header: dict, buffers: list[bytes]) -> "Reply":
+    def from_frame(cls, header: JSONObject, buffers: list[bytes]) -> "Reply":
         """A worker's reply frame, checked (``WireError`` when it breaks the format)."""
         header = dict(header)
         reach = _reach_records(header.pop("reach")) if "reach" in header else ()
@@ -340,12 +341,12 @@ class Ready:
     syscall_filter: bool = False
     files_restricted: bool = False   # a file-system ruleset of its own (Landlock)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSONObject:
         return {"ready": True, "network_blocked": self.network_blocked, "root": self.root,
                 "syscall_filter": self.syscall_filter, "files_restricted": self.files_restricted}
 
     @classmethod
-    def from_json(cls, header: dict) -> "Ready":
+    def from_json(cls, header: JSONObject) -> "Ready":
         if header.get("ready") is not True:
             raise WireError("the worker did not say it was ready")
         return cls(network_blocked=header.get("network_blocked") is True,

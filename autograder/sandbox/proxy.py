@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograder.jsontypes import JSONObject
 from autograder.sandbox import protocol, wire
 from autograder.sandbox.errors import (ExerciseUnavailable, NotImplementedByStudent, StudentError,
                                        UnsupportedValue, describe_error)
@@ -95,7 +96,7 @@ def _request(remote: Remote, request: protocol.Call | protocol.GetAttr) -> Any:
         raise StudentError(message, reply.error)
     generation = channel.generation
 
-    def from_handle(node: dict) -> Remote:
+    def from_handle(node: JSONObject) -> Remote:
         handle = protocol.Handle.from_json(node)
         return Remote(channel, handle.ref(), remote._module, f"{label}(…) [{handle.type}]", generation)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from autograder.sandbox import backends, isolation, levels, limits, protocol
+from autograder.sandbox import backends, isolation, levels, limits, protocol, startup
 from autograder.sandbox.errors import ExerciseUnavailable, WorkerCrashed
 
 
@@ -63,7 +63,7 @@ class Sandbox:
         self._seed: int | None = None       # the last reseed(), for a worker entered after it
         self.reach_ins: dict[str, list[protocol.ReachIn]] = {}   # module -> reach-ins (reachin.py)
         self._generation = 0
-        self.backend = backend or backends.choose(self.config)
+        self.backend = backend or startup.choose(self.config)
         self._worker: backends.Worker | None = None
         self._said: set[str] = set()        # level notes already printed
         levels.announce(self.level, self.backend.why)

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from autograder.jsontypes import JSONObject
 from autograder import textsafe
 
 MAX_FRAME_BYTES = 512 * 1024 * 1024
@@ -263,7 +264,7 @@ def _shape(value: Any) -> tuple[int, ...]:
 
 # --------------------------------------------------------------------------- framing
 
-def pack(header: dict, buffers: list[bytes] = ()) -> bytes:
+def pack(header: JSONObject, buffers: list[bytes] = ()) -> bytes:
     head = json.dumps(header, allow_nan=True, separators=(",", ":")).encode()
     parts = [struct.pack("<I", len(head)), head, struct.pack("<I", len(buffers))]
     for buf in buffers:
@@ -271,7 +272,7 @@ def pack(header: dict, buffers: list[bytes] = ()) -> bytes:
     return b"".join(parts)
 
 
-def send(sock: socket.socket, header: dict, buffers: list[bytes] = ()) -> None:
+def send(sock: socket.socket, header: JSONObject, buffers: list[bytes] = ()) -> None:
     sock.sendall(pack(header, buffers))
 
 
@@ -301,7 +302,7 @@ def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES,
     return header, buffers
 
 
-def check_reply(header: dict) -> dict:
+def check_reply(header: JSONObject) -> JSONObject:
     """A worker's reply as the grader may use it: ``{"ok": value}`` (the value is checked
     when decoded) or ``{"error": record}`` with typed, clipped fields; else ``WireError``.
     Either may carry ``"reach"``: reach-ins the worker noticed (:mod:`reachin`), checked as
@@ -367,7 +368,7 @@ def _frames(value: Any) -> list[list]:
     return frames
 
 
-def parse_header(raw: bytes) -> dict:
+def parse_header(raw: bytes) -> JSONObject:
     """A frame's JSON header; ``WireError`` for anything that is not a bounded JSON object."""
     if header_depth(raw) > MAX_HEADER_DEPTH:
         raise WireError(f"header nested more than {MAX_HEADER_DEPTH} deep")

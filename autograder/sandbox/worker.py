@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 import autograder.support
+from autograder.jsontypes import JSONObject
 from autograder import contract  # data only: which exercise bans which API
 from autograder.sandbox import guards, opguard, protocol, wire
 from autograder.sandbox.reachin import ReachInWatch
@@ -177,7 +178,7 @@ class Server:
             reply = dataclasses.replace(reply, reach=tuple(protocol.ReachIn(*r) for r in reach))
         return reply
 
-    def handle_frame(self, header: dict, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
+    def handle_frame(self, header: JSONObject, buffers: list[bytes]) -> tuple[dict, list[bytes]]:
         """One frame in, one frame out (a malformed request is answered, never raised)."""
         try:
             request = protocol.request_from_frame(header, buffers)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator, NoReturn
 import numpy as np
 import torch
 
+from autograder.jsontypes import JSONObject
 from autograder.diagnosis import Candidates, diagnose
 from autograder.sandbox.errors import ExerciseUnavailable, StudentError, WorkerCrashed, describe_error
 
@@ -162,7 +163,7 @@ def expect_all_finite(value: Any, what: str, inputs: str = "") -> None:
             fail(nonfinite_message(arr, ~np.isfinite(arr), what) + (f" (inputs: {inputs})" if inputs else ""))
 
 
-def shown_matrix(info: dict, what: str) -> np.ndarray:
+def shown_matrix(info: JSONObject, what: str) -> np.ndarray:
     """The matrix a heatmap displays (``support.figures.describe_axes``), empty cells as NaN."""
     matrix = info.get("matrix")
     if matrix is None:
@@ -170,7 +171,7 @@ def shown_matrix(info: dict, what: str) -> np.ndarray:
     return np.array([[np.nan if v is None else float(v) for v in row] for row in matrix])
 
 
-def expect_finite_heatmap(info: dict, what: str) -> None:
+def expect_finite_heatmap(info: JSONObject, what: str) -> None:
     """A heatmap is drawn and shows numbers in every cell (not NaN, inf or masked cells):
     whatever else a test judges, the values must be on display."""
     got = shown_matrix(info, what)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+
 __all__ = ["make_function", "RecordingFunction"]
 
 KINDS = ("sin_mix", "logsumexp_mix")
@@ -73,12 +74,12 @@ class RecordingFunction:
             rec["max_change"] = float(diff.max()) if diff.size else 0.0
         return rec
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         """Plain-data summary of every call so far."""
         return {"calls": self.calls, "records": list(self.records)}
 
 
-def make_function(kind: str, params: dict, base: Any = None) -> RecordingFunction:
+def make_function(kind: str, params: dict[str, Any], base: Any = None) -> RecordingFunction:
     """The scalar function ``kind`` with parameters ``params`` (see ``_value``).
 
     ``sin_mix``:        f(x) = Σ_k b_k sin((A x)_k) + c Σ x²

@@ -11,13 +11,14 @@ from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
+
 from torch import nn
 
 __all__ = ["describe", "grads", "set_grads", "outputs_share_memory", "kit_train", "KitClassifier",
            "kit_classifier"]
 
 
-def describe(module: Any) -> dict:
+def describe(module: Any) -> dict[str, Any]:
     """What a model is made of: its direct children, its parameters, and LSTM settings.
 
     Returns ``{"is_module": bool, "type": str, "children": {name: type name},
@@ -48,7 +49,7 @@ def describe(module: Any) -> dict:
     return info
 
 
-def grads(module: nn.Module) -> dict:
+def grads(module: nn.Module) -> dict[str, Any]:
     """``{parameter name: a copy of its .grad, or None}``."""
     return {name: (None if p.grad is None else p.grad.detach().clone())
             for name, p in module.named_parameters()}

@@ -1,7 +1,7 @@
 """A Gradescope replica in Docker: build ``autograder.zip``'s image as Gradescope does.
 
     python -m autograder build --verify docker [--base-image ubuntu:22.04] [--rebuild-image]
-    python -m autograder.packaging.verify.replica dist/autograder.zip [same options]   # an existing zip
+    python -m autograder.packaging.verify.replica_runs dist/autograder.zip [same options]   # an existing zip
 
 Gradescope unzips ``autograder.zip`` into ``/autograder/source`` of a base image (Ubuntu 22.04),
 runs ``setup.sh`` there once as root, and saves the image; each submission is then graded in
@@ -28,7 +28,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -328,7 +327,3 @@ def _zip_torch_version(setup: Path) -> str | None:
     match = re.search(r'^TORCH_VERSION="([^"]+)"', setup.read_text(), re.M)
     return match[1] if match else None
 
-
-if __name__ == "__main__":           # the command lives with the runs it makes (no import circle)
-    from autograder.packaging.verify.replica_runs import main
-    sys.exit(main())

@@ -17,7 +17,7 @@ The submissions (:func:`cases`), and what each must score:
 * ``symlinks``: every file a symlink to the kit's own ``/autograder/source/reference/``: zero;
 * ``reader``: stubs, but the first file executes the kit's reference copy read from
   ``/autograder/source`` at import: zero.
-* ``round3``: the solutions beside the round-3 attacks that cost honest work before (issue 20):
+* ``round3``: the solutions beside the round-3 attacks that cost honest work before:
   the first file, at import, tries to pin two 320 MiB System V shared-memory segments (1.25 GiB
   stayed pinned once and OOM-killed the grader in 768 MB) and to open every socket family but
   AF_UNIX (netlink and vsock included; INET ones that reach the loopback), and raises if any
@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from autograder.jsontypes import JSONObject
 from autograder import contract
 from autograder.packaging.verify import replica
 from autograder.packaging.verify.replica import ReplicaError, build_image, docker, docker_available
@@ -239,7 +240,7 @@ def cases(root: Path, exercises: tuple[contract.Exercise, ...], work: Path,
     return out
 
 
-def metadata(total: float) -> dict:
+def metadata(total: float) -> JSONObject:
     """A ``submission_metadata.json`` shaped like Gradescope's (fictitious student)."""
     return {"id": 1, "created_at": "2026-01-01T00:00:00.000000-00:00", "submission_method": "upload",
             "assignment": {"id": 1, "title": "attention autograder replica", "total_points": total,
@@ -422,8 +423,8 @@ def verify(zip_path: Path, args: argparse.Namespace, say: Callable[[str], None] 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m autograder.packaging.verify.replica ZIP``: verify an existing zip in the replica."""
-    parser = argparse.ArgumentParser(prog="python -m autograder.packaging.verify.replica", description=replica.__doc__,
+    """``python -m autograder.packaging.verify.replica_runs ZIP``: verify an existing zip in the replica."""
+    parser = argparse.ArgumentParser(prog="python -m autograder.packaging.verify.replica_runs", description=replica.__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("zip", nargs="?", default="dist/autograder.zip", help="default: dist/autograder.zip")
     add_arguments(parser)

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from autograder.jsontypes import JSONObject
 from autograder import seeds
 from autograder.diagnosis import ex2 as mistakes
 from autograder.suites.checks import expect_finite_heatmap, fail, shown_matrix  # noqa: F401 (the suite's tests import them from here)
@@ -26,7 +27,7 @@ def weights(n: int, m: int, seed: int | str, lead: tuple[int, ...] = ()) -> np.n
 ATOL = 1e-6          # the displayed matrix is the student's float64/float32 data
 
 
-def got_axes(drawn: dict, what: str = "plot_attention") -> dict:
+def got_axes(drawn: JSONObject, what: str = "plot_attention") -> JSONObject:
     """The inspector's description of the axes drawn into, or a failure saying why not."""
     info = drawn.get("info")
     if info is None:
@@ -35,7 +36,7 @@ def got_axes(drawn: dict, what: str = "plot_attention") -> dict:
     return info
 
 
-def expect_matrix(info: dict, w: np.ndarray, what: str) -> None:
+def expect_matrix(info: JSONObject, w: np.ndarray, what: str) -> None:
     """The displayed matrix equals ``w`` with query i as row i from the top, key j as column j."""
     got = shown_matrix(info, what)
     n, m = w.shape
@@ -61,7 +62,7 @@ def _short(labels: Sequence[str], limit: int = 12) -> str:
     return repr(shown) + (f" … ({len(labels)} in all)" if len(labels) > limit else "")
 
 
-def expect_ticks(info: dict, queries: Sequence[str], keys: Sequence[str], what: str) -> None:
+def expect_ticks(info: JSONObject, queries: Sequence[str], keys: Sequence[str], what: str) -> None:
     """One tick per token: y labels = queries top to bottom, x labels = keys left to right."""
     for axis, want, other, name, direction in (
             ("y", queries, keys, "query", "top to bottom"),
@@ -75,7 +76,7 @@ def expect_ticks(info: dict, queries: Sequence[str], keys: Sequence[str], what: 
              f"got {len(got)} tick labels {_short(got)}", hint or None)
 
 
-def expect_axis_labels(info: dict, what: str) -> None:
+def expect_axis_labels(info: JSONObject, what: str) -> None:
     xlabel, ylabel = info.get("xlabel") or "", info.get("ylabel") or ""
     if "Key" not in xlabel or "Query" not in ylabel:
         swapped = "Query" in xlabel and "Key" in ylabel
@@ -84,7 +85,7 @@ def expect_axis_labels(info: dict, what: str) -> None:
              "the labels are swapped (keys are columns, along x)" if swapped else None)
 
 
-def expect_clim(info: dict, what: str) -> None:
+def expect_clim(info: JSONObject, what: str) -> None:
     clim = info.get("clim")
     if clim is None or None in clim:
         fail(f"{what}: the heatmap has no colour limits the grader can read; set vmin=0 and vmax=1")

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from autograder.jsontypes import JSONObject
 from autograder.suites.checks import fail
 from autograder.suites.ex2_visualization.common import (expect_axis_labels, expect_clim,
                                                          expect_finite_heatmap, expect_matrix,
@@ -57,7 +58,7 @@ def _head_axes(drawn: dict) -> list[dict]:
     return heads
 
 
-def expect_grid(drawn: dict) -> None:
+def expect_grid(drawn: JSONObject) -> None:
     fig = _figure(drawn)
     h, ncols = drawn["weights"].shape[0], drawn["ncols"]
     want = [math.ceil(h / ncols), min(h, ncols)]
