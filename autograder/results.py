@@ -81,6 +81,9 @@ class ExerciseOutcome:
     tests_passed: int = 0
     origin: str = ""               # where in the submission the file was found ("" if not)
 
+    def __post_init__(self) -> None:
+        self.status = ExerciseStatus(self.status)          # the word ("graded") is the member
+
     def to_json(self) -> JSONObject:
         entry = asdict(self)
         entry.update(status=self.status.value, score=round(self.score, SCORE_DECIMALS), max_score=round(self.max_score, SCORE_DECIMALS),

@@ -111,17 +111,18 @@ def _shm_rows(uid: int) -> list[tuple[str, int]]:
 
 @needs_root
 def test_sweep_removes_what_the_worker_user_left_in_the_kernel():
-    ids = users.ensure_user(WORKER); uid, gid = ids.uid, ids.gid
+    worker = users.ensure_user(WORKER)
+    uid, gid = worker.uid, worker.gid
 
     def leave_objects() -> bytes:
         libc = ctypes.CDLL(None, use_errno=True)
-        ids = [libc.shmget(0, 1 << 20, 0o1600), libc.semget(0, 1, 0o1600), libc.msgget(0, 0o1600)]
-        return json.dumps(ids).encode()
+        made = [libc.shmget(0, 1 << 20, 0o1600), libc.semget(0, 1, 0o1600), libc.msgget(0, 0o1600)]
+        return json.dumps(made).encode()
 
-    ids = json.loads(asuser.run_as_user(uid, gid, leave_objects))
-    assert all(i >= 0 for i in ids), ids
+    made = json.loads(asuser.run_as_user(uid, gid, leave_objects))
+    assert all(i >= 0 for i in made), made
     assert {kind for kind, _ in _shm_rows(uid)} == {"shm", "sem", "msg"}
-    isolation.UserLevel().sweep({"uid": uid, "gid": gid}, None)
+    isolation.UserLevel().sweep(worker, None, confined=True)
     assert _shm_rows(uid) == []
 
 
@@ -332,7 +333,7 @@ def test_spawned_worker_as_root_is_refused_unless_process_is_forced(monkeypatch,
     with pytest.raises(SandboxStartError, match="as root"):
         Sandbox([], SandboxConfig(user=WORKER))
     box = Sandbox([], SandboxConfig(user=WORKER, isolation="process"))
-    assert box.level == "process" and "AS ROOT" in box.level_why
+    assert box.level == "process" and "AS ROOT" in box.backend.why
     assert "AS ROOT" in capsys.readouterr().err
 
 
