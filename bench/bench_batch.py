@@ -1,7 +1,7 @@
 """Benchmark batch grading: throughput with 1 and 2 parallel jobs, cold and warm graders, Dask.
 
     .venv/bin/python bench/bench_batch.py [--count 40] [--jobs 1 2] [--modes cold warm dask]
-                                          [--repeat 3] [--exercises ex1,...]
+                                          [--repeat 3] [--exercises ex1,...] [--scaling]
 
 Builds ``--count`` submissions mixing what a class hands in (in every 10: four model
 solutions, a stub, two solutions with one exercise replaced by a known mistake from
@@ -113,9 +113,16 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per (mode, jobs); the median is reported")
     parser.add_argument("--quick", action="store_true",
                         help="a shared machine's run: ex1 only, --jobs 2, --repeat 1 (still --count submissions)")
+    parser.add_argument("--scaling", action="store_true",
+                        help="warm graders with --jobs 1, 2, 4, … up to this machine's cores: throughput "
+                             "against N and how far it is from linear (run it on a bigger machine)")
     args = parser.parse_args()
     if args.quick:
         args.exercises, args.jobs, args.repeat = args.exercises or "ex1", [2], 1
+    if args.scaling:
+        cores = os.cpu_count() or 1
+        args.modes, args.jobs = ["warm"], [n for n in (1, 2, 4, 8, 16, 32, 64, 128) if n < cores] + [cores]
+        args.jobs = sorted(set(args.jobs))
     exercises = contract.select(args.exercises)
 
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
@@ -145,16 +152,19 @@ def main() -> int:
                         local.close()
                 rows = first
                 totals = {r.entry.key: r.total for r in rows}
-                problems = sum(r.status not in ("ok", "no files") for r in rows)
+                problems = sum(str(r.status) not in ("ok", "no files") for r in rows)
                 runs.append((f"{mode} {jobs}", statistics.median(walls), totals,
                              statistics.fmean(r.seconds for r in rows), problems, os.getloadavg()[0]))
 
     base = runs[0][1]
-    print(f"\n{'mode jobs':>9} {'wall s':>8} {'subs/min':>9} {'speed-up':>9} {'s/sub (each)':>13} "
-          f"{'problems':>9} {'load':>6}")
-    for jobs, wall, _, mean_each, problems, load in runs:
-        print(f"{jobs:>9} {wall:>8.1f} {len(runs[0][2]) / wall * 60:>9.1f} {base / wall:>8.2f}x "
-              f"{mean_each:>13.1f} {problems:>9} {load:>6.2f}")
+    print(f"\n{'mode jobs':>9} {'wall s':>8} {'subs/min':>9} {'speed-up':>9} {'of linear':>10} "
+          f"{'s/sub (each)':>13} {'problems':>9} {'load':>6}")
+    for label, wall, _, mean_each, problems, load in runs:
+        jobs = int(label.split()[1])
+        base_jobs = int(runs[0][0].split()[1])
+        linear = (base / wall) / (jobs / base_jobs)
+        print(f"{label:>9} {wall:>8.1f} {len(runs[0][2]) / wall * 60:>9.1f} {base / wall:>8.2f}x "
+              f"{linear:>9.0%} {mean_each:>13.1f} {problems:>9} {load:>6.2f}")
     same = all(r[2] == runs[0][2] for r in runs)
     print(f"\ntotals identical across runs: {'yes' if same else 'NO'}")
     if not same:
