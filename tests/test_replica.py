@@ -172,7 +172,7 @@ def test_replica_grades_like_gradescope(tmp_path):
                              say=lambda _m: None, seed_secret="5eed" * 16),   # pinned: the image cache
                 only=["gradescope"])                                         # is keyed by the zip's sha256
     zip_path = ctx.artifacts["gradescope"][0]
-    proc = subprocess.run([sys.executable, "-m", "autograder.packaging.verify.replica", str(zip_path),
+    proc = subprocess.run([sys.executable, "-m", "autograder.packaging.verify.replica_runs", str(zip_path),
                            "--replica-jobs", "3"], cwd=ROOT, capture_output=True, text=True, timeout=1500)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report[-6000:]

@@ -340,9 +340,11 @@ def _zygote_main(ctrl: socket.socket) -> None:
 
 
 def _freeze() -> None:
-    """What the zygote holds now is never collected in its workers (their pages stay shared)."""
+    """What the zygote holds now is never collected in its workers (their pages stay shared),
+    and the heap's free pages go back to the system (imports leave many behind)."""
     gc.collect()
     gc.freeze()
+    lifetime.release_free_memory()
 
 
 def _sweep(spec: WorkerSpec) -> None:

@@ -36,6 +36,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import zipfile
@@ -430,3 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     return verify(Path(args.zip), args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
