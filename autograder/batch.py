@@ -20,9 +20,11 @@ process level (not root) they can. Each job runs in its own memory cgroup where 
 use cannot get another's worker killed), else each worker's memory limit is a share of what is
 available.
 
-Output (next to ``--out``, default ``grades.csv``): the gradebook CSV, ``results/<student>/``
-(``results.json`` and ``grade.log``), ``summary.md`` and ``histogram.png``
-(:mod:`autograder.gradebook`).
+Output (next to ``--out``, default ``grades.csv``): the gradebook CSV (one row per person),
+``results/<student>/`` (``results.json`` and ``grade.log``), ``summary.md``, ``histogram.png``
+and ``report.html``, with ``--lms`` the LMS imports (:mod:`autograder.gradebook`,
+:mod:`autograder.staff`). ``--only NAME,…`` regrades the named students and keeps every other
+row (:mod:`autograder.batching.selection`).
 """
 from __future__ import annotations
 
@@ -35,10 +37,11 @@ from pathlib import Path
 
 from autograder import contract, results
 from autograder import jobs as private_jobs
-from autograder.batching import cluster, interrupt_on_termination, resume
+from autograder.batching import cluster, interrupt_on_termination, resume, selection
 from autograder.batching.discovery import Discovery, discover
 from autograder.batching.runner import Row, Runner
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, WORKER_USER
+from autograder.staff import options as staff_options
 
 # Grading one submission (the subprocess, its timeout, its row): autograder/batching/runner.py.
 
@@ -49,13 +52,17 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
               *, jobs: int = 1, call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
               progress: bool | None = None, python: str | None = None, scheduler: str | None = None,
               job_memory_mb: int | None = None, isolation: str | None = None,
-              warm: bool = True) -> tuple[list[Row], Discovery]:
-    """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
+              warm: bool = True, options: staff_options.Options | None = None,
+              only: list[str] | None = None) -> tuple[list[Row], Discovery]:
+    """Grade every submission (``only``: the named ones; every other keeps its last result);
+    write the CSV, results/, summary.md, histogram.png, report.html and the LMS imports."""
     from tqdm import tqdm
 
     from autograder import gradebook
+    from autograder.staff import outputs as staff_outputs
 
     found = discover(submissions)
+    chosen = selection.chosen(found.entries, only) if only else None      # before anything is touched
     out_csv = Path(out_csv).resolve()
     out_dir = out_csv.parent
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -70,7 +77,19 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
     started = time.monotonic()
     settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
-    rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
+    if chosen is None:
+        rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
+    else:
+        rows, todo, keys, missing, stale = selection.split(found.entries, out_dir / "results", settings,
+                                                           lambda e: Row(entry=e), chosen)
+        for key in missing:
+            entry = next(e for e in found.entries if e.key == key)
+            rows[key] = Row(entry=entry, status="error", reason=selection.NO_EARLIER_RESULT,
+                            scores={ex.id: 0.0 for ex in exercises},
+                            max_scores={ex.id: float(ex.points) for ex in exercises})
+        if stale:
+            found.notes.append(f"--only kept {len(stale)} result(s) made by another kit build, other settings "
+                               "or other submission files (a batch without --only would regrade them)")
     run_id = f"{os.getpid()}-{time.time():.0f}"
     if rows:
         print(f"batch: kept {len(rows)} results from an earlier run; grading {len(todo)}", file=sys.stderr)
@@ -107,9 +126,9 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                                                 Path(submissions).resolve(), kept, runner.memory,
                                                 runner.memory_mb, WORKER_USER)
     elapsed = time.monotonic() - started
-    gradebook.write_csv(out_csv, ordered, exercises)
-    gradebook.write_summary(out_dir, ordered, exercises, found=found, elapsed=elapsed, jobs=jobs,
-                            csv_name=out_csv.name)
+    facts = staff_outputs.run_facts(exercises, found=found, jobs=jobs, scheduler=scheduler, warm=warm,
+                                    elapsed=elapsed, graded_now=len(todo), kept=len(found.entries) - len(todo))
+    gradebook.write_outputs(out_csv, ordered, exercises, facts=facts, options=options, found=found)
     return ordered, found
 
 
@@ -139,19 +158,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one `grade` subprocess per student instead of warm graders (slower start-up)")
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="grade on a Dask cluster, e.g. tcp://10.0.0.5:8786 (needs the [cluster] extra)")
+    parser.add_argument("--only", default=None, metavar="NAME,…",
+                        help="regrade only these students (name, email, SID or folder), keep every other row")
+    staff_options.add_arguments(parser)
 
 
 def command(args: argparse.Namespace) -> int:
     exercises = contract.select(args.exercises)
     out = Path(args.out)
+    try:
+        options = staff_options.from_args(args)
+    except staff_options.PolicyError as exc:
+        print(f"batch: {exc}", file=sys.stderr)
+        return 2
     interrupt_on_termination()
     try:
         rows, found = run_batch(Path(args.submissions), out, exercises, jobs=args.jobs,
                                 call_timeout=args.timeout, student_timeout=args.student_timeout,
                                 progress=False if args.no_progress else None,
                                 job_memory_mb=args.job_memory_mb, isolation=args.isolation,
-                                warm=not args.cold, scheduler=args.scheduler)
-    except (FileNotFoundError, cluster.ClusterError) as exc:
+                                warm=not args.cold, scheduler=args.scheduler, options=options,
+                                only=selection.parse(args.only) if args.only is not None else None)
+    except (FileNotFoundError, cluster.ClusterError, selection.UnknownStudents) as exc:
         print(f"batch: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -166,6 +194,7 @@ def command(args: argparse.Namespace) -> int:
               + (" …" if len(found.ignored) > 10 else ""))
     for note in found.notes:
         print(f"note: {note}")
-    print(f"wrote {out}, {out.parent / 'summary.md'}, {out.parent / 'histogram.png'} and "
-          f"{out.parent / 'results'}/<student>/results.json")
+    extra = "".join(f", {out.parent / f'{lms}.csv'}" for lms in options.lms)
+    print(f"wrote {out}{extra}, {out.parent / 'report.html'}, {out.parent / 'summary.md'}, "
+          f"{out.parent / 'histogram.png'} and {out.parent / 'results'}/<student>/results.json")
     return 0
