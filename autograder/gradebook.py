@@ -37,7 +37,8 @@ TOP_MISCONCEPTIONS = 5
 TOP_TESTS = 10
 
 
-def write_outputs(out_csv: Path, rows: Sequence, exercises: Sequence[contract.Exercise], *, facts: RunFacts | None = None,
+def write_outputs(out_csv: Path, rows: Sequence, exercises: Sequence[contract.Exercise], *,
+                  facts: RunFacts | None = None,
                   options: Options | None = None, found=None) -> outputs.Written:
     """Everything a batch writes next to its CSV, from its rows (in class order)."""
     out_csv = Path(out_csv)
@@ -49,7 +50,8 @@ def write_outputs(out_csv: Path, rows: Sequence, exercises: Sequence[contract.Ex
     return written
 
 
-def write_csv(path: Path, rows: Sequence, exercises: Sequence[contract.Exercise], options: Options | None = None) -> None:
+def write_csv(path: Path, rows: Sequence, exercises: Sequence[contract.Exercise],
+              options: Options | None = None) -> None:
     """``grades.csv`` alone (one row per person, exact scores; no late policy unless given)."""
     from autograder.staff import lms
 
@@ -113,7 +115,7 @@ def write_summary(written: outputs.Written, *, csv_name: str = "grades.csv") -> 
     lines += [f"{len(rows)} submissions ({len(graded)} graded, {len(rows) - len(graded)} with problems); "
               f"{timing}. Gradebook: `{csv_name}` ({len(view.lines)} students); per-student "
               "`results/<student>/results.json`.", "",
-              f"**Full report: [`report.html`](report.html)** (open it in a browser): score distributions per "
+              "**Full report: [`report.html`](report.html)** (open it in a browser): score distributions per "
               "exercise, every test's pass rate and separation, misconceptions and who has them, similar "
               "submissions, the late policy, the run's facts.", ""]
     if facts.gradescope:
@@ -161,7 +163,8 @@ def write_summary(written: outputs.Written, *, csv_name: str = "grades.csv") -> 
         lines += [f"| {m.count} | {m.exercise} | {_md_lines(m.cause)} |"
                   for m in analysis.misconceptions[:TOP_MISCONCEPTIONS]]
         if len(analysis.misconceptions) > TOP_MISCONCEPTIONS:
-            lines.append(f"\n{len(analysis.misconceptions) - TOP_MISCONCEPTIONS} more, and who has each, in report.html.")
+            more = len(analysis.misconceptions) - TOP_MISCONCEPTIONS
+            lines.append(f"\n{more} more, and who has each, in report.html.")
     else:
         lines.append("No failure named a known mistake.")
     lines.append("")

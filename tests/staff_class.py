@@ -133,13 +133,13 @@ def build(root: Path) -> tuple[Path, list[Student]]:
     students: list[Student] = []
     names = iter(zip(FIRST, LAST))
 
-    def add(kind: str, lineage: str, *, people: tuple[str, ...] | None = None, created: timedelta | None = -timedelta(hours=6),
-            files: datetime | None = None) -> tuple[Student, Path]:
+    def add(kind: str, lineage: str, *, people: tuple[str, ...] | None = None,
+            created: timedelta | None = -timedelta(hours=6), files: datetime | None = None) -> tuple[Student, Path]:
         number = 100 + len(students) + 1
         who = people or (" ".join(next(names)),)
         student = Student(f"submission_{number}", who, kind, lineage,
                           created_at=DUE + created if created is not None else None, files_time=files,
-                          emails=tuple(re.sub(r"[^a-z]", "", n.lower().split()[-1] if n.split() else "x") + f"{number}@uni.example"
+                          emails=tuple(f"{re.sub(r'[^a-z]', '', n.lower().split()[-1])}{number}@uni.example"
                                        for n in who),
                           sids=tuple(f"S{number}{i}" for i in range(len(who))))
         students.append(student)

@@ -246,7 +246,8 @@ def test_the_late_policy_reaches_the_gradebook(tmp_path):
     view = outputs.build_view(rows, tmp_path, RunFacts(exercises), options.Options(late=policy))
     lms.write_gradebook(tmp_path / "g.csv", view.lines, exercises, late=True)
     table = {r["student"]: r for r in _csv(tmp_path / "g.csv")}
-    assert (table["On Time"]["raw_total"], table["On Time"]["total"], table["On Time"]["late_hours"]) == ("20", "20", "0")
+    on_time = table["On Time"]
+    assert (on_time["raw_total"], on_time["total"], on_time["late_hours"]) == ("20", "20", "0")
     assert (table["Late"]["raw_total"], table["Late"]["total"]) == ("20", "18")     # 10 % of 20 for 2 h
     assert (table["Late"]["late_hours"], table["Late"]["late_penalty_percent"]) == ("2", "10")
     assert table["Late"]["submitted_from"] == "metadata"

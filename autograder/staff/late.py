@@ -287,7 +287,9 @@ class LateOutcome:
             return "on time" + (" (extension)" if self.extended else "")
         if self.cut_off:
             return "after the cut-off: zero"
-        return f"late: {self.percent.normalize():f} % of the points possible deducted" if self.percent else "late: no penalty"
+        if not self.percent:
+            return "late: no penalty"
+        return f"late: {self.percent.normalize():f} % of the points possible deducted"
 
 
 def apply(policy: LatePolicy, person: "Member", submitted: SubmissionTime, raw: Decimal,

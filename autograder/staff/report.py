@@ -19,10 +19,10 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 
-from autograder import results, textsafe
+from autograder import textsafe
 from autograder.staff import figures, stats
 from autograder.staff.analysis import Analysis
-from autograder.staff.model import ClassView, decimal_text, exact
+from autograder.staff.model import ClassView, decimal_text, exact, status_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 REPORT = "report.html"
@@ -74,9 +74,9 @@ def _environment():
     env.filters["lines"] = lambda value: [textsafe.one_line(part.strip(), 500)
                                           for part in textsafe.text(value).split("\n") if part.strip()]
     env.filters["score"] = decimal_text
+    env.filters["status"] = status_text
     env.filters["pct"] = lambda value: f"{100 * float(value):.0f} %"
     env.filters["num"] = lambda value, digits=1: f"{float(value):.{digits}f}"
-    env.filters["rname"] = lambda test: results.one_line(test, 300)
     return env
 
 
