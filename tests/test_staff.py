@@ -448,3 +448,13 @@ def test_the_report_says_which_secret_and_whether_it_was_pinned(monkeypatch):
     assert "pinned (build --seed-secret)" in facts.describe() and secret.hex() not in facts.describe()
     monkeypatch.setattr(outputs, "_build_info", lambda: {})
     assert (outputs.secret_facts().origin, outputs.secret_facts().pinned) == ("checkout", None)
+
+
+def test_a_weaker_isolation_level_needs_a_look(tmp_path):
+    rows = [_row(name, _tests("ex1", 20, [True])) for name in ("Ada", "Bob", "Cy")]
+    rows[0].isolation = rows[1].isolation = "namespaces"
+    rows[2].isolation = "process"
+    from autograder.staff.analysis import needs_a_look
+    view = outputs.build_view(rows, tmp_path, RunFacts(_exercises(ex1=20)), options.Options(similarity=False))
+    (only,) = needs_a_look(view)
+    assert only.student == "Cy" and "process isolation level" in only.reasons[0]

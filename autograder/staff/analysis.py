@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autograder import textsafe
+from autograder.sandbox.levels import LEVELS
 from autograder.staff import stats
 from autograder.staff.lms import Export
 from autograder.staff.model import ClassView, status_text
@@ -36,10 +37,16 @@ class Analysis:
 
 def needs_a_look(view: ClassView) -> list[Attention]:
     """Submissions not graded, with an exercise that did not run, that reached into the kit,
-    after the late cut-off, or without a submission time under a late policy."""
+    graded at a weaker isolation level than the rest of the class, after the late cut-off, or
+    without a submission time under a late policy."""
     found = []
+    rank = {level: len(LEVELS) - i for i, level in enumerate(LEVELS)}        # LEVELS: strongest first
+    strongest = max(view.isolation_levels(), key=lambda level: rank.get(level, 0), default="")
     for sub in view.submissions:
         reasons = [sub.row.reason] if sub.row.reason else []
+        level = sub.row.isolation
+        if level and rank.get(level, 0) < rank.get(strongest, 0):
+            reasons.append(f"graded at the {level} isolation level, weaker than the class's {strongest}")
         for exercise, records in sorted(sub.reach_ins.items()):
             events = sorted({str(r[0]) for r in records if r})
             reasons.append(f"{exercise}: reached into the kit ({', '.join(events[:4])}); the isolation held, "

@@ -130,7 +130,16 @@ def find_similar(candidates: Sequence[Candidate], exercises: Sequence[contract.E
                           threshold)
     from autograder.intake import collect
 
-    logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))   # copydetect warns via root
+    root = logging.getLogger()                       # copydetect warns through the root logger
+    saved = root.level
+    root.setLevel(max(saved, logging.ERROR))
+    try:
+        return _find(candidates, exercises, threshold, collect, CodeFingerprint, compare_files)
+    finally:
+        root.setLevel(saved)
+
+
+def _find(candidates, exercises, threshold, collect, CodeFingerprint, compare_files) -> Similarity:  # noqa: N803
     sources = {c.key: collect(c.path, tuple(exercises)).found for c in candidates}
     outcome = Similarity(True, threshold=threshold)
     prints: dict[tuple[str, str], object] = {}
