@@ -77,22 +77,24 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
     started = time.monotonic()
     settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
+    missing: list[str] = []
     if chosen is None:
         rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
     else:
         rows, todo, keys, missing, stale = selection.split(found.entries, out_dir / "results", settings,
                                                            lambda e: Row(entry=e), chosen)
-        for key in missing:
-            entry = next(e for e in found.entries if e.key == key)
-            rows[key] = Row(entry=entry, status="error", reason=selection.NO_EARLIER_RESULT,
-                            scores={ex.id: 0.0 for ex in exercises},
-                            max_scores={ex.id: float(ex.points) for ex in exercises})
         if stale:
             found.notes.append(f"--only kept {len(stale)} result(s) made by another kit build, other settings "
                                "or other submission files (a batch without --only would regrade them)")
-    run_id = f"{os.getpid()}-{time.time():.0f}"
+    kept_results = len(rows)
     if rows:
         print(f"batch: kept {len(rows)} results from an earlier run; grading {len(todo)}", file=sys.stderr)
+    for key in missing:
+        entry = next(e for e in found.entries if e.key == key)
+        rows[key] = Row(entry=entry, status="error", reason=selection.NO_EARLIER_RESULT,
+                        scores={ex.id: 0.0 for ex in exercises},
+                        max_scores={ex.id: float(ex.points) for ex in exercises})
+    run_id = f"{os.getpid()}-{time.time():.0f}"
     bar = tqdm(total=len(found.entries), initial=len(rows), desc="grading", unit="submission", dynamic_ncols=True,
                disable=(not progress) if progress is not None else None, file=sys.stderr)
     pool = ThreadPoolExecutor(max_workers=max(1, int(jobs)))
@@ -127,7 +129,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                                                 runner.memory_mb, WORKER_USER)
     elapsed = time.monotonic() - started
     facts = staff_outputs.run_facts(exercises, found=found, jobs=jobs, scheduler=scheduler, warm=warm,
-                                    elapsed=elapsed, graded_now=len(todo), kept=len(found.entries) - len(todo))
+                                    elapsed=elapsed, graded_now=len(todo), kept=kept_results)
     gradebook.write_outputs(out_csv, ordered, exercises, facts=facts, options=options, found=found)
     return ordered, found
 

@@ -458,3 +458,48 @@ def test_a_weaker_isolation_level_needs_a_look(tmp_path):
     view = outputs.build_view(rows, tmp_path, RunFacts(_exercises(ex1=20)), options.Options(similarity=False))
     (only,) = needs_a_look(view)
     assert only.student == "Cy" and "process isolation level" in only.reasons[0]
+
+
+FAKE_GRADER = '''#!{python}
+import json, sys
+job = json.load(open(sys.argv[sys.argv.index("--job") + 1]))
+score = float(open(job["submission"] + "/score.txt").read())
+test = {{"name": "ex1 · t", "score": score, "max_score": 20.0, "status": "passed" if score == 20 else "failed",
+         "tags": ["ex1"]}}
+json.dump({{"score": score, "tests": [test], "extra_data": {{"exercises": [
+    {{"exercise": "ex1", "status": "graded", "score": score, "max_score": 20.0}}]}}}}, open(job["results"], "w"))
+'''
+
+
+def test_batch_only_regrades_the_named_and_keeps_the_rest(tmp_path):
+    """With a stand-in grader (a score read from the submission): ``--only a`` regrades a,
+    keeps b's earlier result although b's files changed since (the summary says so), and a
+    student with no earlier result gets an error row, not a grade."""
+    import sys
+    from autograder import batch
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_GRADER.format(python=sys.executable))
+    fake.chmod(0o755)
+    subs, out = tmp_path / "subs", tmp_path / "out" / "grades.csv"
+    for name, score in (("a", "5"), ("b", "20")):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "score.txt").write_text(score)
+    exercises = _exercises(ex1=20)
+
+    def run(only=None):
+        batch.run_batch(subs, out, exercises, jobs=1, progress=False, python=str(fake), warm=False, only=only,
+                        options=options.Options(similarity=False))
+        return {r["student"]: (r["total"], r["status"], r["reason"]) for r in _csv(out)}
+
+    assert run() == {"a": ("5", "ok", ""), "b": ("20", "ok", "")}
+    (subs / "a" / "score.txt").write_text("7")
+    (subs / "b" / "score.txt").write_text("9")
+    assert run(["A"]) == {"a": ("7", "ok", ""), "b": ("20", "ok", "")}
+    summary = (out.parent / "summary.md").read_text()
+    assert "graded 1 in" in summary and "kept 1 results" in summary and "--only kept 1 result(s)" in summary
+    (subs / "c").mkdir()
+    (subs / "c" / "score.txt").write_text("20")
+    table = run(["a"])
+    assert table["c"] == ("0", "error", selection.NO_EARLIER_RESULT) and table["b"][0] == "20"
+    with pytest.raises(selection.UnknownStudents):
+        run(["d"])
