@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "$(TORCH_SPEC)" $(TORCH_FROM)
-	$(PIP) install -q -e '.[dev,cluster]'
+	$(PIP) install -q -e '.[dev,cluster,staff]'
 	touch $@
 
 release: install

@@ -14,6 +14,7 @@ Layout (docs/ARCHITECTURE.md places every module):
     cli.py             `python -m autograder ...` (front ends: grade, check, batch, release, build)
     check.py           students' `check` (student_pytest.py: the same under plain pytest)
     batch.py           a whole class (jobs.py: isolated jobs; gradebook.py: CSV and summary)
+    staff/             the course staff's outputs: report.html, LMS gradebooks, late policy, similarity
     packaging/         student release, Gradescope zip, its simulation and Docker replica
     interop/           nbgrader and otter exports, and the adapter they call
 """

@@ -20,14 +20,17 @@ process level (not root) they can. Each job runs in its own memory cgroup where 
 use cannot get another's worker killed), else each worker's memory limit is a share of what is
 available.
 
-Output (next to ``--out``, default ``grades.csv``): the gradebook CSV, ``results/<student>/``
-(``results.json`` and ``grade.log``), ``summary.md`` and ``histogram.png``
-(:mod:`autograder.gradebook`).
+Output (next to ``--out``, default ``grades.csv``): the gradebook CSV (one row per person),
+``results/<student>/`` (``results.json`` and ``grade.log``), ``summary.md``, ``histogram.png``
+and ``report.html``, with ``--lms`` the LMS imports (:mod:`autograder.gradebook`,
+:mod:`autograder.staff`). ``--only NAME,…`` regrades the named students and keeps every other
+row (:mod:`autograder.batching.selection`).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -35,10 +38,11 @@ from pathlib import Path
 
 from autograder import contract, results
 from autograder import jobs as private_jobs
-from autograder.batching import cluster, interrupt_on_termination, resume
+from autograder.batching import cluster, interrupt_on_termination, resume, selection
 from autograder.batching.discovery import Discovery, discover
 from autograder.batching.runner import Row, RowStatus, Runner
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
+from autograder.staff import options as staff_options
 
 # Grading one submission (the subprocess, its timeout, its row): autograder/batching/runner.py.
 
@@ -50,13 +54,17 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
               progress: bool | None = None, python: str | None = None, scheduler: str | None = None,
               tls: cluster.Tls | None = None,
               job_memory_mb: int | None = None, isolation: str | None = None,
-              warm: bool = True) -> tuple[list[Row], Discovery]:
-    """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
+              warm: bool = True, options: staff_options.Options | None = None,
+              only: list[str] | None = None) -> tuple[list[Row], Discovery]:
+    """Grade every submission (``only``: the named ones; every other keeps its last result);
+    write the CSV, results/, summary.md, histogram.png, report.html and the LMS imports."""
     from tqdm import tqdm
 
     from autograder import gradebook
+    from autograder.staff import outputs as staff_outputs
 
     found = discover(submissions)
+    chosen = selection.chosen(found.entries, only) if only else None      # before anything is touched
     out_csv = Path(out_csv).resolve()
     out_dir = out_csv.parent
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -71,10 +79,24 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
     started = time.monotonic()
     settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
-    rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
-    run_id = f"{os.getpid()}-{time.time():.0f}"
+    missing: list[str] = []
+    if chosen is None:
+        rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
+    else:
+        rows, todo, keys, missing, stale = selection.split(found.entries, out_dir / "results", settings,
+                                                           lambda e: Row(entry=e), chosen)
+        if stale:
+            found.notes.append(f"--only kept {len(stale)} result(s) made by another kit build, other settings "
+                               "or other submission files (a batch without --only would regrade them)")
+    kept_results = len(rows)
     if rows:
         print(f"batch: kept {len(rows)} results from an earlier run; grading {len(todo)}", file=sys.stderr)
+    for key in missing:
+        entry = next(e for e in found.entries if e.key == key)
+        rows[key] = Row(entry=entry, status=RowStatus.ERROR, reason=selection.NO_EARLIER_RESULT,
+                        scores={ex.id: 0.0 for ex in exercises},
+                        max_scores={ex.id: float(ex.points) for ex in exercises})
+    run_id = f"{os.getpid()}-{time.time():.0f}"
     bar = tqdm(total=len(found.entries), initial=len(rows), desc="grading", unit="submission", dynamic_ncols=True,
                disable=(not progress) if progress is not None else None, file=sys.stderr)
     pool = ThreadPoolExecutor(max_workers=max(1, int(jobs)))
@@ -108,9 +130,9 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                                                 Path(submissions).resolve(), kept, runner.memory,
                                                 runner.memory_mb, default_worker_user())
     elapsed = time.monotonic() - started
-    gradebook.write_csv(out_csv, ordered, exercises)
-    gradebook.write_summary(out_dir, ordered, exercises, found=found, elapsed=elapsed, jobs=jobs,
-                            csv_name=out_csv.name)
+    facts = staff_outputs.run_facts(exercises, found=found, jobs=jobs, scheduler=scheduler, warm=warm,
+                                    elapsed=elapsed, graded_now=len(todo), kept=kept_results)
+    gradebook.write_outputs(out_csv, ordered, exercises, facts=facts, options=options, found=found)
     return ordered, found
 
 
@@ -143,6 +165,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for flag, what in (("--tls-ca-file", "the CA certificate that signed the cluster's certificates"),
                        ("--tls-cert", "your client certificate"), ("--tls-key", "your client key")):
         parser.add_argument(flag, metavar="PEM", default=None, help=f"with a tls:// scheduler: {what}")
+    parser.add_argument("--only", default=None, metavar="NAME,…",
+                        help="regrade only these students (name, email, SID or folder), keep every other row")
+    staff_options.add_arguments(parser)
 
 
 def _tls(args: argparse.Namespace) -> cluster.Tls | None:
@@ -157,6 +182,13 @@ def _tls(args: argparse.Namespace) -> cluster.Tls | None:
 def command(args: argparse.Namespace) -> int:
     exercises = contract.select(args.exercises)
     out = Path(args.out)
+    try:
+        options = staff_options.from_args(args)
+    except staff_options.PolicyError as exc:
+        print(f"batch: {exc}", file=sys.stderr)
+        return 2
+    # Interruptible whatever started us (a script's background job inherits SIGINT ignored)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     interrupt_on_termination()
     try:
         from autograder.sandbox import levels
@@ -165,8 +197,9 @@ def command(args: argparse.Namespace) -> int:
                                 call_timeout=args.timeout, student_timeout=args.student_timeout,
                                 progress=False if args.no_progress else None,
                                 job_memory_mb=args.job_memory_mb, isolation=args.isolation,
-                                warm=not args.cold, scheduler=args.scheduler, tls=_tls(args))
-    except (FileNotFoundError, ValueError, cluster.ClusterError) as exc:
+                                warm=not args.cold, scheduler=args.scheduler, tls=_tls(args), options=options,
+                                only=selection.parse(args.only) if args.only is not None else None)
+    except (FileNotFoundError, ValueError, cluster.ClusterError, selection.UnknownStudents) as exc:
         print(f"batch: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -181,6 +214,7 @@ def command(args: argparse.Namespace) -> int:
               + (" …" if len(found.ignored) > 10 else ""))
     for note in found.notes:
         print(f"note: {note}")
-    print(f"wrote {out}, {out.parent / 'summary.md'}, {out.parent / 'histogram.png'} and "
-          f"{out.parent / 'results'}/<student>/results.json")
+    extra = "".join(f", {out.parent / f'{lms}.csv'}" for lms in options.lms)
+    print(f"wrote {out}{extra}, {out.parent / 'report.html'}, {out.parent / 'summary.md'}, "
+          f"{out.parent / 'histogram.png'} and {out.parent / 'results'}/<student>/results.json")
     return 0

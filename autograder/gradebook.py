@@ -1,194 +1,185 @@
-"""What a batch leaves for the TAs: the gradebook CSV, ``summary.md`` and ``histogram.png``.
+"""What a batch leaves for the TAs: the gradebook, ``summary.md``, ``histogram.png`` and
+``report.html`` (:func:`write_outputs`; the staff outputs themselves live in
+:mod:`autograder.staff`).
 
-* ``grades.csv``: one row per submission: ``student, email, sid, submission, ex1 … exN,
-  total, max_total, status, reason``. ``status`` is ``ok``, ``no files``, ``timeout`` or
-  ``error``; a row that is not ``ok`` keeps only the exercises graded before the grader stopped
-  (often none) and ``reason`` says why. Every cell that comes from a submission (names, folder
-  names, reasons) is one line: line breaks and control characters are shown as escapes; a
-  folder name that is not UTF-8 shows each undecodable byte as ``\\xNN`` and a backslash as
-  ``\\`` (reversible: :func:`autograder.textsafe.name_bytes`).
-* ``summary.md``: score statistics, submissions that need a human, per-test pass rates
-  (hardest first) and the most common misconceptions (each failed test's ``extra_data.cause``,
-  counted once per submission).
-* ``histogram.png``: the distribution of totals (matplotlib, Agg backend).
+* ``grades.csv``: one row per person (a group's members each get the group's grade, their
+  own email and SID): ``student, email, sid, submission, group, ex1 … exN`` (``--per-test``:
+  then one column per test), the late policy's columns when there is one, ``total,
+  max_total, status, reason``; exact scores (:mod:`autograder.staff.lms`). ``status`` is
+  ``ok``, ``no files``, ``timeout`` or ``error``; a row that is not ``ok`` keeps only the
+  exercises graded before the grader stopped (often none) and ``reason`` says why. Every cell
+  that comes from a submission (names, folder names, reasons) is one line: line breaks and
+  control characters are shown as escapes; a folder name that is not UTF-8 shows each
+  undecodable byte as ``\\xNN`` and a backslash as ``\\\\`` (reversible:
+  :func:`autograder.textsafe.name_bytes`).
+* ``summary.md``: short: counts, score statistics, the submissions that need a human, the
+  tests to look at, the most common misconceptions, and a pointer to ``report.html``.
+* ``histogram.png``: the distribution of totals, bins over the observed range
+  (:func:`autograder.staff.stats.bin_edges`).
+* ``report.html``: the class report (:mod:`autograder.staff.report`); ``canvas.csv`` /
+  ``moodle.csv`` with ``--lms``.
 """
 from __future__ import annotations
 
-import csv
+import re
 import statistics
-from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
 from autograder import contract, textsafe
-from autograder.batching.runner import RowStatus
 from autograder.results import one_line
+from autograder.staff import figures, outputs
+from autograder.staff import stats as staff_stats
+from autograder.staff.model import RunFacts, decimal_text, exact
+from autograder.staff.options import Options
 
-TOP_MISCONCEPTIONS = 15
+TOP_MISCONCEPTIONS = 5
+TOP_TESTS = 10
 
 
-def write_csv(path: Path, rows: Sequence, exercises: Sequence[contract.Exercise]) -> None:
-    header = ["student", "email", "sid", "submission", *(ex.id for ex in exercises),
-              "total", "max_total", "status", "reason"]
-    max_total = round(sum(ex.points for ex in exercises), 4)
-    tmp = Path(path).with_name(Path(path).name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        for r in rows:
-            writer.writerow([_cell(r.entry.student), _cell(r.entry.email), _cell(r.entry.sid),
-                             _cell(textsafe.name(r.entry.path.name, None)),
-                             *(f"{r.scores.get(ex.id, 0.0):g}" for ex in exercises),
-                             f"{r.total:g}", f"{max_total:g}", r.status, _cell(r.reason)])
-    tmp.replace(path)
+def write_outputs(out_csv: Path, rows: Sequence, exercises: Sequence[contract.Exercise], *,
+                  facts: RunFacts | None = None,
+                  options: Options | None = None, found=None) -> outputs.Written:
+    """Everything a batch writes next to its CSV, from its rows (in class order)."""
+    out_csv = Path(out_csv)
+    facts = facts or outputs.run_facts(tuple(exercises), found=found)
+    view = outputs.build_view(rows, out_csv.parent, facts, options or Options())
+    written = outputs.write(view, out_csv)
+    write_summary(written, csv_name=out_csv.name)
+    write_histogram(out_csv.parent / "histogram.png", [float(s.total) for s in view.graded], float(facts.max_total))
+    return written
+
+
+def write_csv(path: Path, rows: Sequence, exercises: Sequence[contract.Exercise],
+              options: Options | None = None) -> None:
+    """``grades.csv`` alone (one row per person, exact scores; no late policy unless given)."""
+    from autograder.staff import lms
+
+    facts = RunFacts(exercises=tuple(exercises))
+    view = outputs.build_view(rows, Path(path).parent, facts, options or Options())
+    lms.write_gradebook(Path(path), view.lines, view.exercises, per_test=view.options.per_test,
+                        late=view.options.late is not None)
 
 
 # --------------------------------------------------------------------------- statistics
 
-def pass_rates(rows: Sequence) -> list[tuple[str, int, int]]:
-    """``(test name, passed, graded)`` over the graded submissions, lowest pass rate first."""
-    passed: Counter = Counter()
-    seen: Counter = Counter()
-    order: dict[str, int] = {}
-    for r in rows:
-        if r.status is not RowStatus.OK:
-            continue
-        for t in r.tests:
-            name = str(t.get("name", "?"))
-            order.setdefault(name, len(order))
-            seen[name] += 1
-            passed[name] += t.get("status") == "passed"
-    return sorted(((n, passed[n], seen[n]) for n in seen),
-                  key=lambda x: (x[1] / x[2], order[x[0]]))
-
-
 def misconceptions(rows: Sequence) -> list[tuple[str, str, int]]:
     """``(exercise, cause, submissions)`` for the failures' likely causes (each test's
     ``extra_data.cause``, written by the grading plugin), most common first."""
-    counts: Counter = Counter()
-    for r in rows:
-        hints = set()
-        for t in r.tests:
-            if t.get("status") == "passed":
-                continue
-            tags = t.get("tags") or ["?"]
-            extra = t.get("extra_data")
-            cause = extra.get("cause") if isinstance(extra, dict) else None
-            if isinstance(cause, str) and cause.strip():
-                hints.add((str(tags[0]), cause.strip()))
-        counts.update(hints)
-    return [(ex, hint, n) for (ex, hint), n in
-            sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1]))]
+    from autograder.staff.model import SubmissionView
+
+    return [(m.exercise, m.cause, m.count) for m in staff_stats.misconceptions([SubmissionView(r) for r in rows])]
 
 
 def _stats(values: Sequence[float]) -> str:
     if not values:
         return "–"
-    return (f"mean {statistics.fmean(values):.1f} · median {statistics.median(values):g} · "
-            f"min {min(values):g} · max {max(values):g}")
+    return (f"mean {statistics.fmean(values):.2f} · median {statistics.median(values):.2f} · "
+            f"min {min(values):.2f} · max {max(values):.2f}")
 
 
-def _cell(text: object) -> str:
-    """One CSV cell: one line, and never a formula for a spreadsheet (=, +, -, @ first)."""
-    text = one_line(text, 500)
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+_MARKDOWN_SPECIAL = re.compile(r"([\\<>\[\]|])")
 
 
 def _md(text: object) -> str:
-    """Text for a Markdown table cell (also inside a code span): one line, ``|`` escaped,
-    backticks made quotes."""
+    """Text for a Markdown table cell: one line; backslashes, ``<``, ``>``, brackets and
+    ``|`` backslash-escaped, backticks made quotes (a name cannot become HTML, a link, a code
+    span or a column)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", one_line(text, 500)).replace("`", "'")
+
+
+def _md_code(text: object) -> str:
+    """Text inside a code span in a table cell: one line, ``|`` escaped, backticks made quotes."""
     return one_line(text, 500).replace("|", "\\|").replace("`", "'")
+
+
+def _md_lines(text: object) -> str:
+    """Multi-line text (a cause with "or:" alternatives) on one Markdown line: its lines joined by " / "."""
+    parts = [part.strip() for part in textsafe.text(text).split("\n") if part.strip()]
+    return _md(" / ".join(parts))
 
 
 # --------------------------------------------------------------------------- files
 
-def write_summary(out_dir: Path, rows: Sequence, exercises: Sequence[contract.Exercise], *,
-                  found=None, elapsed: float = 0.0, jobs: int = 1, csv_name: str = "grades.csv") -> None:
-    out_dir = Path(out_dir)
-    max_total = round(sum(ex.points for ex in exercises), 4)
-    totals = [r.total for r in rows]
-    graded = [r for r in rows if r.status is RowStatus.OK]
+def write_summary(written: outputs.Written, *, csv_name: str = "grades.csv") -> None:
+    """``summary.md``: short; the details are in ``report.html``."""
+    view, analysis, facts = written.view, written.analysis, written.view.facts
+    rows = [s.row for s in view.submissions]
+    graded = view.graded
     lines = ["# Batch grading summary", ""]
-    rate = len(rows) / elapsed * 60 if elapsed > 0 else 0.0
-    lines += [f"{len(rows)} submissions ({len(graded)} graded, {len(rows) - len(graded)} with "
-              f"problems) in {elapsed:.0f} s with {jobs} job(s): {rate:.1f} submissions/min. "
-              f"Gradebook: `{csv_name}`; per-student `results/<student>/results.json`.", ""]
-    if found is not None and found.gradescope:
+    timing = (f"graded {facts.graded_now} in {facts.elapsed:.0f} s with "
+              f"{facts.scheduler and 'a Dask cluster' or f'{facts.jobs} job(s)'}"
+              + (f": {facts.rate_per_minute:.1f} submissions/min" if facts.graded_now else ""))
+    if facts.kept:
+        timing += f"; kept {facts.kept} results from an earlier run"
+    lines += [f"{len(rows)} submissions ({len(graded)} graded, {len(rows) - len(graded)} with problems); "
+              f"{timing}. Gradebook: `{csv_name}` ({len(view.lines)} students); per-student "
+              "`results/<student>/results.json`.", "",
+              "**Full report: [`report.html`](report.html)** (open it in a browser): score distributions per "
+              "exercise, every test's pass rate and separation, misconceptions and who has them, similar "
+              "submissions, the late policy, the run's facts.", ""]
+    if facts.gradescope:
         lines += ["Input: a Gradescope export (`submission_metadata.yml`).", ""]
-    for note in getattr(found, "notes", []) or []:
+    for note in facts.notes:
         lines += [f"Note: {_md(note)}", ""]
-    if getattr(found, "ignored", None):
-        lines += ["Ignored (not a folder or .zip): " + ", ".join(f"`{_md(n)}`" for n in found.ignored), ""]
+    if facts.ignored:
+        lines += ["Ignored (not a folder or .zip): " + ", ".join(f"`{_md_code(n)}`" for n in facts.ignored), ""]
 
-    lines += ["## Scores", "", f"Total (out of {max_total:g}): {_stats(totals)}", "",
+    totals = [float(s.total) for s in graded]
+    lines += ["## Scores", "", f"Total of the graded (out of {decimal_text(facts.max_total)}): {_stats(totals)}", "",
               "| exercise | out of | mean | median | full marks | zero |", "|---|---|---|---|---|---|"]
-    for ex in exercises:
-        vals = [r.scores.get(ex.id, 0.0) for r in rows]
+    for ex in view.exercises:
+        vals = [float(s.score(ex.id)) for s in graded]
         if vals:
-            lines.append(f"| {ex.id} {_md(ex.title)} | {ex.points:g} | {statistics.fmean(vals):.1f} | "
-                         f"{statistics.median(vals):g} | {sum(v >= ex.points - 1e-9 for v in vals)} | "
+            lines.append(f"| {ex.id} {_md(ex.title)} | {decimal_text(ex.points)} | {statistics.fmean(vals):.2f} | "
+                         f"{statistics.median(vals):.2f} | {sum(v >= float(exact(ex.points)) for v in vals)} | "
                          f"{sum(v == 0 for v in vals)} |")
     lines += ["", "![Score histogram](histogram.png)", ""]
 
-    problems = [r for r in rows if r.status is not RowStatus.OK or r.reason]
     lines += ["## Submissions that need a look", ""]
-    if problems:
+    if analysis.attention:
         lines += ["| student | submission | status | reason |", "|---|---|---|---|"]
-        lines += [f"| {_md(r.entry.student)} | `{_md(textsafe.name(r.entry.path.name, None))}` | {r.status} | {_md(r.reason)} |"
-                  for r in problems]
+        lines += [f"| {_md(a.student)} | `{_md_code(a.submission)}` | {a.status} | {_md('; '.join(a.reasons))} |"
+                  for a in analysis.attention]
     else:
         lines.append("None: every submission was graded and had every file.")
     lines.append("")
 
+    look = analysis.look
+    lines += ["## Tests to look at", ""]
+    if look:
+        lines += [f"Failed by at least {staff_stats.LOOK_SHARE:.0%} of the submissions they judged:", ""]
+        lines += [f"- {_md(t.name)} ({t.passed}/{t.counted} passed)" for t in look[:TOP_TESTS]]
+        if len(look) > TOP_TESTS:
+            lines.append(f"- … and {len(look) - TOP_TESTS} more in report.html")
+    else:
+        lines.append("None.")
+    lines.append("")
+
     lines += ["## Most common misconceptions", "",
               "The likely causes the failures named; each counted once per submission.", ""]
-    found_hints = misconceptions(rows)[:TOP_MISCONCEPTIONS]
-    if found_hints:
+    if analysis.misconceptions:
         lines += ["| submissions | exercise | likely cause |", "|---|---|---|"]
-        lines += [f"| {n} | {ex} | {_md(hint)} |" for ex, hint, n in found_hints]
+        lines += [f"| {m.count} | {m.exercise} | {_md_lines(m.cause)} |"
+                  for m in analysis.misconceptions[:TOP_MISCONCEPTIONS]]
+        if len(analysis.misconceptions) > TOP_MISCONCEPTIONS:
+            more = len(analysis.misconceptions) - TOP_MISCONCEPTIONS
+            lines.append(f"\n{more} more, and who has each, in report.html.")
     else:
         lines.append("No failure named a known mistake.")
     lines.append("")
-
-    lines += ["## Pass rate per test", "", f"Over the {len(graded)} graded submissions, hardest first.", "",
-              "| passed | rate | test |", "|---|---|---|"]
-    lines += [f"| {p}/{n} | {p / n:.0%} | {_md(name)} |" for name, p, n in pass_rates(rows)]
-    lines.append("")
-    (out_dir / "summary.md").write_text("\n".join(lines), encoding="utf-8")
-    write_histogram(out_dir / "histogram.png", totals, max_total)
+    similarity = analysis.similarity
+    if similarity.ran:
+        lines += ["## Similar submissions", "",
+                  f"{len(similarity.pairs)} pair(s) flagged for a human to look at (advisory: no grade changes); "
+                  "side by side in report.html.", ""]
+    for export in analysis.exports:
+        lines += [f"{export.lms.capitalize()} import: `{export.path.name}` ({export.rows} rows"
+                  + (f"; {len(export.left_out)} without a grade" if export.left_out else "") + ").", ""]
+    (Path(view.out_dir) / "summary.md").write_text("\n".join(lines), encoding="utf-8")
 
 
 def write_histogram(path: Path, totals: Sequence[float], max_total: float) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    top = max(max_total, max(totals, default=0.0)) or 1.0
-    bins = np.linspace(0.0, top, 11)
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
-    try:
-        counts, edges, bars = ax.hist(totals, bins=bins, color="#4C72B0", edgecolor="white")
-        for count, patch in zip(counts, bars):
-            if count:
-                ax.annotate(f"{int(count)}", (patch.get_x() + patch.get_width() / 2, count),
-                            ha="center", va="bottom", fontsize=9, xytext=(0, 2),
-                            textcoords="offset points")
-        title = f"Score distribution · {len(totals)} submissions"
-        if totals:
-            mean = float(np.mean(totals))
-            ax.axvline(mean, color="#C44E52", linestyle="--", linewidth=1.5)
-            title += f" · mean {mean:.1f} (dashed)"
-        ax.set_xticks(edges)
-        ax.set_xticklabels([f"{e:g}" for e in edges])
-        ax.set_xlim(0, top)
-        ax.set_ylim(0, max(1.0, float(max(counts, default=0))) * 1.18)
-        ax.yaxis.get_major_locator().set_params(integer=True)
-        ax.set_xlabel(f"total score (out of {max_total:g})")
-        ax.set_ylabel("submissions")
-        ax.set_title(title)
-        ax.spines[["top", "right"]].set_visible(False)
-        fig.tight_layout()
-        fig.savefig(path)
-    finally:
-        plt.close(fig)
+    """The distribution of totals (the report's total histogram, as a file)."""
+    Path(path).write_bytes(figures.histogram_png(list(totals), max_total,
+                                                 f"Score distribution · {len(totals)} graded submissions"))

@@ -247,6 +247,44 @@ def exercise_of_result(test: Mapping[str, Any]) -> str:
     return str(test.get("name", "")).split(" ", 1)[0]
 
 
+def load(path: str | Path) -> dict | None:
+    """A results.json read back (None when it is missing, unreadable or not an object)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def result_passed(test: Mapping[str, Any]) -> bool:
+    """Whether a test entry of a results.json read back passed."""
+    return test.get("status") == "passed"
+
+
+def result_score(test: Mapping[str, Any]) -> float:
+    """A test entry's score (0 when absent or not a number)."""
+    value = test.get("score", 0)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def cause_of_result(test: Mapping[str, Any]) -> str:
+    """The likely mistake a failed test entry names (its ``extra_data.cause``, written by the
+    grading plugin; never parsed from the output, which student code can print into), "" when none."""
+    extra = test.get("extra_data")
+    cause = extra.get("cause") if isinstance(extra, Mapping) else None
+    return cause.strip() if isinstance(cause, str) else ""
+
+
+def reach_ins_from_json(data: Mapping[str, Any]) -> dict[str, list[list]]:
+    """``extra_data.reach_ins`` of a results.json read back: ``{exercise: [[event, file, line], …]}``."""
+    extra = data.get("extra_data") if isinstance(data, Mapping) else None
+    found = extra.get("reach_ins") if isinstance(extra, Mapping) else None
+    if not isinstance(found, Mapping):
+        return {}
+    return {str(ex): [list(r) for r in records if isinstance(r, (list, tuple))]
+            for ex, records in found.items() if isinstance(records, list)}
+
+
 def totals_by_exercise(tests: Iterable[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
     """``{exercise: (score, max_score)}`` over the test entries of a results.json read back."""
     return _totals((exercise_of_result(t), float(t.get("score", 0)), float(t.get("max_score", 0)))

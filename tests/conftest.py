@@ -48,7 +48,7 @@ SPREAD = {"test_suites_corpus.py", "test_seed_sweep.py", "test_student_corpus.py
 SLOW = {"test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_interop_nbgrader.py",
         "test_wheel_install.py", "test_seed_sweep.py", "test_lifetime.py", "test_batch_cluster.py",
         "test_batch_resume.py", "test_warm_isolation.py", "test_hostile_user_level.py", "test_notebooks.py",
-        "test_held_out_corpus.py"}
+        "test_held_out_corpus.py", "test_staff_class.py"}
 
 
 @pytest.hookimpl(tryfirst=True)          # before xdist reads the groups

@@ -64,7 +64,7 @@ def test_plain_batch_gradebook(plain_batch):
     out, rows, found = plain_batch
     assert found.ignored == ["notes.txt"]
     table = {r["student"]: r for r in _rows(out)}
-    assert list(next(iter(table.values()))) == ["student", "email", "sid", "submission", "ex1",
+    assert list(next(iter(table.values()))) == ["student", "email", "sid", "submission", "group", "ex1",
                                                 "total", "max_total", "status", "reason"]
     assert sorted(table) == ["alice", "bob", "carol", "dave"]
     assert table["alice"]["ex1"] == table["alice"]["total"] == "20" and table["alice"]["status"] == "ok"
@@ -90,10 +90,12 @@ def test_plain_batch_files(plain_batch):
     summary = (folder / "summary.md").read_text()
     assert "# Batch grading summary" in summary and "![Score histogram](histogram.png)" in summary
     assert "| dave | `dave` | timeout |" in summary and "| carol | `carol.zip` | no files |" in summary
-    assert "## Pass rate per test" in summary and "| 1/2 |" in summary    # alice passes, bob fails some
+    assert "[`report.html`](report.html)" in summary and "## Pass rate per test" not in summary   # short now
+    report = (folder / "report.html").read_text()
+    assert ">1 / 2<" in report                                     # a test alice passes and bob fails
     if MUTANT.is_file():
         assert "Likely cause: your" not in summary                 # the hint text itself, not the prefix
-        assert "1/√d_k" in summary.split("## Most common misconceptions")[1].split("## Pass rate")[0]
+        assert "1/√d_k" in summary.split("## Most common misconceptions")[1]
 
 
 def test_gradescope_export(tmp_path):
@@ -107,10 +109,12 @@ def test_gradescope_export(tmp_path):
                                   progress=False)          # the export one level down is found
     assert found.gradescope
     table = _rows(tmp_path / "out" / "grades.csv")
-    assert [(r["student"], r["email"], r["sid"], r["submission"], r["total"], r["status"]) for r in table] == [
-        ("Ada Lovelace", "ada@example.edu", "0001", "submission_101", "20", "ok"),
-        ("Alan Turing & Grace Hopper", "alan@example.edu; grace@example.edu", "", "submission_102",
-         "0", "no files")]
+    group = "Alan Turing & Grace Hopper"            # each member a row of their own, the group's grade
+    assert [(r["student"], r["email"], r["sid"], r["submission"], r["group"], r["total"], r["status"])
+            for r in table] == [
+        ("Ada Lovelace", "ada@example.edu", "0001", "submission_101", "", "20", "ok"),
+        ("Alan Turing", "alan@example.edu", "", "submission_102", group, "0", "no files"),
+        ("Grace Hopper", "grace@example.edu", "", "submission_102", group, "0", "no files")]
     assert (tmp_path / "out" / "results" / "submission_101" / "results.json").is_file()
 
 
@@ -165,8 +169,9 @@ def test_cli_batch_on_an_empty_folder(tmp_path, capsys):
     (tmp_path / "subs").mkdir()
     assert main(["batch", str(tmp_path / "subs"), "--out", str(tmp_path / "o" / "g.csv"), "--no-progress"]) == 0
     assert "0 submissions" in capsys.readouterr().out
-    assert (tmp_path / "o" / "g.csv").read_text().startswith("student,email,sid,submission,ex1,")
+    assert (tmp_path / "o" / "g.csv").read_text().startswith("student,email,sid,submission,group,ex1,")
     assert (tmp_path / "o" / "summary.md").is_file() and (tmp_path / "o" / "histogram.png").is_file()
+    assert (tmp_path / "o" / "report.html").is_file()
     assert main(["batch", str(tmp_path / "missing"), "--out", str(tmp_path / "g.csv")]) == 2
 
 

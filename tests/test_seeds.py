@@ -122,6 +122,7 @@ def test_the_zip_holds_the_secret_pinned_or_fresh(plans):
     assert pinned.info["build_id"] == fresh.info["build_id"]        # the code's id, not the secret's
     assert pinned.info["seed_secret_sha256"] == hashlib.sha256(bytes.fromhex(SECRET_A)).hexdigest()[:16]
     assert SECRET_A not in pinned.entries["autograder/BUILD_INFO.json"][0].decode()
+    assert pinned.info["seed_secret_pinned"] is True and fresh.info["seed_secret_pinned"] is False
 
 
 def test_a_checkouts_secret_is_never_shipped(tmp_path):

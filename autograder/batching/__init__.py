@@ -1,6 +1,7 @@
 """What ``batch`` uses besides its own module: grading one submission
 (:mod:`~autograder.batching.runner`), which submissions a folder holds
 (:mod:`~autograder.batching.discovery`), resuming (:mod:`~autograder.batching.resume`),
+``--only`` (:mod:`~autograder.batching.selection`),
 warm graders (:mod:`~autograder.batching.warm`, :mod:`~autograder.batching.pool`) and a Dask
 cluster (:mod:`~autograder.batching.cluster`); here, how the batch takes SIGTERM/SIGHUP."""
 from __future__ import annotations

@@ -1,11 +1,14 @@
 """Which submissions a class folder holds (``batch``): one sub-folder or ``.zip`` per student, or
 Gradescope's "Export Submissions" folder (``submission_metadata.yml`` plus one
 ``submission_<id>/`` folder per submission; names and emails from the metadata when PyYAML is
-installed, else the folder names). Moved out of :mod:`autograder.batch` unchanged."""
+installed, else the folder names). A group submission keeps each member (:class:`Member`: the
+gradebook gives each their own row) and the metadata's ``created_at`` (the late policy's
+submission time, :mod:`autograder.staff.late`)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from autograder import textsafe
@@ -13,14 +16,28 @@ from autograder import textsafe
 METADATA = "submission_metadata.yml"
 
 
-@dataclass
-class Entry:
-    """One student's submission."""
-    student: str                  # display name (metadata name, else folder / zip name)
-    key: str                      # unique, file-system-safe: results/<key>/
-    path: Path
+@dataclass(frozen=True)
+class Member:
+    """One person behind a submission (a group submission has several)."""
+    name: str
     email: str = ""
     sid: str = ""
+
+
+@dataclass
+class Entry:
+    """One student's submission (or one group's)."""
+    student: str                  # display name (metadata name, else folder / zip name); a group: "A & B"
+    key: str                      # unique, file-system-safe: results/<key>/
+    path: Path
+    email: str = ""               # a group: the members' emails joined by "; "
+    sid: str = ""
+    members: list[Member] = field(default_factory=list)   # who submitted it ([]: the student alone)
+    created_at: str = ""          # Gradescope's `:created_at:` (ISO 8601), "" when the metadata has none
+
+    def people(self) -> list[Member]:
+        """Each person this submission's grade goes to (at least one)."""
+        return list(self.members) or [Member(self.student, self.email, self.sid)]
 
 
 @dataclass
@@ -67,12 +84,16 @@ def _gradescope(folder: Path, children: list[Path]) -> Discovery:
         if not child.is_dir() or not child.name.startswith("submission_"):
             found.ignored.append(textsafe.name(child.name))
             continue
-        people = _submitters(metadata.get(child.name))
+        record = metadata.get(child.name)
+        people = _submitters(record)
         names = " & ".join(p["name"] for p in people if p["name"])
         found.entries.append(Entry(
             student=names or textsafe.name(child.name), key=textsafe.name(child.name), path=child,
             email="; ".join(p["email"] for p in people if p["email"]),
-            sid="; ".join(p["sid"] for p in people if p["sid"])))
+            sid="; ".join(p["sid"] for p in people if p["sid"]),
+            members=[Member(p["name"] or p["email"] or p["sid"] or textsafe.name(child.name), p["email"], p["sid"])
+                     for p in people],
+            created_at=_created_at(record)))
     _unique_keys(found.entries)
     return found
 
@@ -102,6 +123,18 @@ def _submitters(record) -> list[dict[str, str]]:
             person = {str(k).lstrip(":"): v for k, v in person.items()}
             out.append({k: str(person.get(k) or "").strip() for k in ("name", "email", "sid")})
     return out
+
+
+def _created_at(record) -> str:
+    """A metadata record's ``created_at`` as ISO 8601 ("" when absent). PyYAML reads
+    Gradescope's ``2024-03-01 10:00:00.000000000 +00:00`` as a datetime; a string is kept as
+    written (the late policy parses it)."""
+    if not isinstance(record, dict):
+        return ""
+    value = {str(k).lstrip(":"): v for k, v in record.items()}.get("created_at")
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value).strip() if value is not None else ""
 
 
 def _unique_keys(entries: list[Entry]) -> None:

@@ -114,16 +114,17 @@ def forget(folder: Path) -> None:
     (folder / MARKER).unlink(missing_ok=True)
 
 
-def kept(folder: Path, key: str | None, row):
-    """``row`` filled from ``folder``'s marker when it matches ``key``, else None."""
-    if key is None:
+def kept(folder: Path, key: str | None, row, any_key: bool = False):
+    """``row`` filled from ``folder``'s marker when it matches ``key`` (``any_key``: whatever
+    build, settings and submission it was graded with: ``batch --only`` keeps the others), else None."""
+    if key is None and not any_key:
         return None
     try:
         marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
         data = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(marker, dict) or marker.get("key") != key \
+    if not isinstance(marker, dict) or (marker.get("key") != key and not any_key) \
             or marker.get("results_sha256") != _file_sha(folder / "results.json"):
         return None
     for name, value in (marker.get("row") or {}).items():

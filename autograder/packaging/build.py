@@ -45,6 +45,7 @@ class BuildContext:
     torch_index: str = ""                        # --torch-index: setup.sh's default torch index
     torch_find_links: str = ""                   # --torch-find-links: setup.sh's default wheel folder
     seed_secret: str = ""                        # --seed-secret: the hidden inputs' secret (default: random)
+    seed_secret_pinned: bool | None = None       # given by --seed-secret (None: decided when the build starts)
     artifacts: dict[str, list[Path]] = field(default_factory=dict)   # step name -> paths written
     say: Callable[[str], None] = print
 
@@ -104,6 +105,8 @@ def build(ctx: BuildContext, only: Iterable[str] | None = None) -> BuildContext:
     if unknown:
         raise ValueError(f"unknown export(s): {', '.join(unknown)}; known: {', '.join(names)}")
     ctx.out.mkdir(parents=True, exist_ok=True)
+    if ctx.seed_secret_pinned is None:
+        ctx.seed_secret_pinned = bool(ctx.seed_secret)
     if not ctx.seed_secret:                 # one fresh secret for the whole build: zip and wheel share it
         from autograder import seeds
         ctx.seed_secret = seeds.new_secret()

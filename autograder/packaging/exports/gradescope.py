@@ -206,7 +206,8 @@ def _baked(option: str, value: str | None) -> str:
 
 def plan(root: Path, exercises: tuple[contract.Exercise, ...],
          points: dict[str, float] | None = None, torch_index: str | None = None,
-         torch_find_links: str | None = None, seed_secret: str | None = None) -> GradescopeBuild:
+         torch_find_links: str | None = None, seed_secret: str | None = None,
+         seed_secret_pinned: bool | None = None) -> GradescopeBuild:
     """Everything ``autograder.zip`` will hold, in memory.
 
     ``seed_secret``: the hidden inputs' secret, hex (``build --seed-secret``); default: a
@@ -241,6 +242,8 @@ def plan(root: Path, exercises: tuple[contract.Exercise, ...],
     except ValueError as exc:
         raise BuildError(f"--seed-secret: {exc}") from None
     info["seed_secret_sha256"] = hashlib.sha256(bytes.fromhex(secret)).hexdigest()[:16]   # which, never what
+    # pinned (build --seed-secret): a rebuild draws the same hidden inputs (batch's report says so)
+    info["seed_secret_pinned"] = bool(seed_secret) if seed_secret_pinned is None else bool(seed_secret_pinned)
     entries[f"autograder/{seeds.SECRET_FILE.name}"] = ((secret.lower() + "\n").encode(), 0o600)
     values = {"KIT_VERSION": f"attention-autograder {autograder.__version__}, build {info['build_id']}",
               "VENV": VENV}
@@ -261,7 +264,8 @@ def plan(root: Path, exercises: tuple[contract.Exercise, ...],
 def export(ctx) -> list[Path]:
     """Build step ``gradescope`` (see :mod:`autograder.packaging.build`)."""
     build = plan(ctx.root, ctx.exercises, ctx.points, getattr(ctx, "torch_index", ""),
-                 getattr(ctx, "torch_find_links", ""), getattr(ctx, "seed_secret", "") or None)
+                 getattr(ctx, "torch_find_links", ""), getattr(ctx, "seed_secret", "") or None,
+                 getattr(ctx, "seed_secret_pinned", None))
     path = write_zip(ctx.out / "autograder.zip", build.entries)
     total = sum(build.info["points"].values())
     ctx.say(f"gradescope: {path}  ({path.stat().st_size / 1e6:.2f} MB, {len(build.entries)} files, "

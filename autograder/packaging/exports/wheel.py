@@ -94,7 +94,8 @@ def export(ctx) -> list[Path]:
     from autograder.packaging.exports.gradescope import plan
 
     build = plan(ctx.root, ctx.exercises, ctx.points, getattr(ctx, "torch_index", ""),
-                 getattr(ctx, "torch_find_links", ""), getattr(ctx, "seed_secret", "") or None)
+                 getattr(ctx, "torch_find_links", ""), getattr(ctx, "seed_secret", "") or None,
+                 getattr(ctx, "seed_secret_pinned", None))
     kit = {name: value for name, value in build.entries.items()
            if re.match(r"(autograder|reference)/", name)}
     if "autograder/suites/pytest.ini" not in kit:

@@ -1,0 +1,59 @@
+"""The report's figures: score histograms (matplotlib, Agg), as PNG bytes or ``data:`` URIs
+for a page that needs no network. Bins: :func:`autograder.staff.stats.bin_edges`."""
+from __future__ import annotations
+
+import base64
+import io
+from typing import Sequence
+
+from autograder.staff.stats import bin_edges
+
+BAR = "#4C72B0"
+MEAN = "#C44E52"
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def histogram_png(values: Sequence[float], maximum: float, title: str, *, size=(7.0, 3.6),
+                  dpi: int = 100) -> bytes:
+    """A histogram of ``values`` (out of ``maximum``) over the observed range, each bar
+    labelled with its count, the mean dashed."""
+    plt = _pyplot()
+    edges = bin_edges(values, maximum)
+    fig, ax = plt.subplots(figsize=size, dpi=dpi)
+    try:
+        counts, _, bars = ax.hist(list(values), bins=edges, color=BAR, edgecolor="white")
+        for count, patch in zip(counts, bars):
+            if count:
+                ax.annotate(f"{int(count)}", (patch.get_x() + patch.get_width() / 2, count), ha="center",
+                            va="bottom", fontsize=8, xytext=(0, 1), textcoords="offset points")
+        if values:
+            mean = sum(values) / len(values)
+            ax.axvline(mean, color=MEAN, linestyle="--", linewidth=1.2)
+            title += f" · mean {mean:.1f} (dashed)"
+        width = edges[1] - edges[0]
+        from matplotlib.ticker import MaxNLocator
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=12, steps=[1, 2, 2.5, 5, 10]))
+        ax.tick_params(axis="x", labelsize=8)
+        ax.set_xlim(edges[0], edges[-1])
+        ax.set_ylim(0, max(1.0, float(max(counts, default=0))) * 1.2)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlabel(f"score (out of {maximum:g}; bins of {width:g} point{'s' if width != 1 else ''})", fontsize=9)
+        ax.set_ylabel("submissions", fontsize=9)
+        ax.set_title(title, fontsize=10)
+        ax.spines[["top", "right"]].set_visible(False)
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", metadata={"Software": None})
+        return buffer.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
