@@ -118,7 +118,34 @@ def test_replica_submissions(tmp_path):
         compile(round3[ex.id], ex.filename, "exec")
         assert (ROOT / "solutions" / ex.folder / ex.filename).read_text().splitlines()[-1] in round3[ex.id] \
             or ex.id == "ex3"
-    assert [c.expect for c in subs.values()] == ["full", "zero", "partial", "zero", "zero", "full"]
+    round4 = {ex.id: (subs["round4"].folder / ex.filename).read_text() for ex in exercises}
+    assert "ag-round4-note" in round4[exercises[0].id] and "/bin/true" in round4[exercises[1].id]
+    for ex in exercises:
+        compile(round4[ex.id], ex.filename, "exec")
+    assert [c.expect for c in subs.values()] == ["full", "zero", "partial", "zero", "zero", "full", "full"]
+
+
+def test_round4_attacks_cost_their_exercise_where_they_work(tmp_path):
+    """Without a sandbox (as an ordinary user: notes land in the world-writable folders) the
+    first file's notes are found by the second, which refuses to import: in the replica, full
+    marks for the round4 case can only mean the defences held."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv(1) to run the attacks as nobody")
+    def as_nobody(code: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+                               "/usr/bin/python3", "-c", code], capture_output=True, text=True, timeout=300)
+    try:
+        planted = as_nobody(replica_runs._ROUND4_PLANT)
+        assert planted.returncode == 0, planted.stderr[-2000:]
+        found = as_nobody(replica_runs._ROUND4_FIND)
+        assert found.returncode != 0 and "round 4 defences let through: [" in found.stderr, found.stderr[-2000:]
+    finally:
+        import pwd
+
+        from autograder.sandbox import writable
+        nobody = pwd.getpwnam("nobody")
+        for folder in writable.places(nobody.pw_uid, nobody.pw_gid):
+            Path(folder, "ag-round4-note").unlink(missing_ok=True)
 
 
 def test_round3_attacks_cost_their_exercise_where_they_work(tmp_path):
@@ -176,12 +203,12 @@ def test_replica_grades_like_gradescope(tmp_path):
                            "--replica-jobs", "3"], cwd=ROOT, capture_output=True, text=True, timeout=1500)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report[-6000:]
-    rows = re.findall(r"^  (solutions|stubs|mutant|symlinks|reader|round3) +(default|sys_admin) +(\S+)/(\S+) .* ok$",
+    rows = re.findall(r"^  (solutions|stubs|mutant|symlinks|reader|round3|round4) +(default|sys_admin) +(\S+)/(\S+) .* ok$",
                       report, re.M)
-    assert len(rows) == 12, report[-6000:]
+    assert len(rows) == 14, report[-6000:]
     scores = {(name, priv): float(score) for name, priv, score, _max in rows}
     total = float(sum(ex.points for ex in contract.EXERCISES))           # 120: ex1-ex6
     for priv in ("default", "sys_admin"):
-        assert scores[("solutions", priv)] == scores[("round3", priv)] == total
+        assert scores[("solutions", priv)] == scores[("round3", priv)] == scores[("round4", priv)] == total
         assert scores[("stubs", priv)] == scores[("symlinks", priv)] == scores[("reader", priv)] == 0.0
         assert 0.0 < scores[("mutant", priv)] < total

@@ -24,6 +24,9 @@ The submissions (:func:`cases`), and what each must score:
   of that worked; ex3's ValueError
   message carries lone surrogates, control and bidi characters across the wire. Full marks:
   a defence that fails shows as a lost exercise, an OOM kill or a missing results.json.
+* ``round4``: the solutions; the first file, at import, writes a note into every folder its
+  user may write; the second raises if it finds one (a worker's files outliving its exercise)
+  or if it can start a program. Full marks: every place was private, confined or swept.
 
 Peak memory is the container's cgroup high-water mark (``memory.max_usage_in_bytes`` on
 cgroup v1, ``memory.peak`` on v2), read inside the container after ``run_autograder``.
@@ -58,7 +61,7 @@ PRIVILEGES = {
                   "--security-opt", "apparmor=unconfined"),
 }
 EXPECTED_LEVEL = {"default": "user", "sys_admin": "namespaces"}   # the strongest each allows
-CASES = ("solutions", "stubs", "mutant", "symlinks", "reader", "round3")
+CASES = ("solutions", "stubs", "mutant", "symlinks", "reader", "round3", "round4")
 PREFERRED_MUTANT = "np_no_sqrt_scaling"
 RUN_TIMEOUT_S = 900
 MARK = "replica-measure:"
@@ -201,6 +204,55 @@ def _round3(root: Path, exercises: tuple[contract.Exercise, ...], target: Path) 
     return f"solutions; {exercises[0].filename} pins SysV memory and opens sockets at import{odd}"
 
 
+# Round 4: the first exercise's file writes a note into every folder its user may write; a
+# later exercise's file raises if it finds one (a worker that outlives its exercise); and one
+# more raises if the worker can start a program. Full marks only if every defence holds.
+_ROUND4_PLANT = r'''
+
+# --- replica round4: leave a note wherever this user may write ---
+import os as _r4_os
+for _r4_folder, _r4_dirs, _r4_files in _r4_os.walk("/", topdown=True):
+    _r4_dirs[:] = [d for d in _r4_dirs if _r4_folder != "/" or d not in ("proc", "sys")]
+    if _r4_os.access(_r4_folder, _r4_os.W_OK | _r4_os.X_OK):
+        try:
+            with open(_r4_os.path.join(_r4_folder, "ag-round4-note"), "w") as _r4_note:
+                _r4_note.write("answers of an earlier exercise")
+        except OSError:
+            pass
+'''
+_ROUND4_FIND = r'''
+
+# --- replica round4: a note of an earlier exercise, or a program started, costs this file ---
+import os as _r4_os
+import subprocess as _r4_subprocess
+_r4_found = []
+for _r4_folder, _r4_dirs, _r4_files in _r4_os.walk("/", topdown=True):
+    _r4_dirs[:] = [d for d in _r4_dirs if _r4_folder != "/" or d not in ("proc", "sys")]
+    if "ag-round4-note" in _r4_files:
+        _r4_found.append(_r4_folder)
+try:
+    _r4_subprocess.run(["/bin/true"], check=True)
+    _r4_found.append("a program started")
+except OSError:
+    pass
+if _r4_found:
+    raise RuntimeError(f"round 4 defences let through: {_r4_found[:5]}")
+'''
+
+
+def _round4(root: Path, exercises: tuple[contract.Exercise, ...], target: Path) -> str:
+    """The solutions; the first file leaves notes wherever it can write, the second raises if
+    it finds one or can start a program."""
+    _copy_files(root / "solutions", exercises, target)
+    if len(exercises) < 2:
+        raise ReplicaError("the round4 case needs two exercises")
+    for ex, attack in ((exercises[0], _ROUND4_PLANT), (exercises[1], _ROUND4_FIND)):
+        path = target / ex.filename
+        path.write_text(path.read_text() + attack)
+    return (f"solutions; {exercises[0].filename} writes wherever it can at import, "
+            f"{exercises[1].filename} raises on a note it finds or a program it starts")
+
+
 def _copy_files(source: Path, exercises: tuple[contract.Exercise, ...], target: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for ex in exercises:
@@ -236,6 +288,8 @@ def cases(root: Path, exercises: tuple[contract.Exercise, ...], work: Path,
             out.append(Case(name, folder, "zero", f"stubs; {first.filename} execs the kit's reference"))
         elif name == "round3":
             out.append(Case(name, folder, "full", _round3(root, exercises, folder)))
+        elif name == "round4":
+            out.append(Case(name, folder, "full", _round4(root, exercises, folder)))
         else:
             raise ReplicaError(f"unknown replica submission {name!r}; known: {', '.join(CASES)}")
     return out
