@@ -6,6 +6,7 @@ exception's message (suites run with ``--assert=plain``), never from test source
 """
 from __future__ import annotations
 
+import gc
 import sys
 import time
 import traceback
@@ -125,6 +126,7 @@ class GradingPlugin:
         self.seconds[exercise] = self.seconds.get(exercise, 0.0) + time.monotonic() - started
         if nextitem is None or exercise_of(nextitem) != exercise:
             self.done.append(exercise)
+            _release_memory()
             if self._on_exercise_done is not None:
                 self._on_exercise_done(exercise)
 
@@ -164,6 +166,14 @@ class GradingPlugin:
 
     def ordered_results(self) -> list[TestResult]:
         return [self.results[n] for n in self.order]
+
+
+def _release_memory() -> None:
+    """After an exercise: what its tests left (inputs, reference models, diagnosis variants)
+    collected, and the heap's free pages given back, before the next exercise's peak."""
+    gc.collect()
+    from autograder.sandbox.lifetime import release_free_memory
+    release_free_memory()
 
 
 def exercise_of(item: pytest.Item) -> str:

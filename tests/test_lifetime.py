@@ -213,7 +213,12 @@ def user_level_kit():
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("autograder", "reference"):
         shutil.copytree(ROOT / name, base / "source" / name, ignore=ignore)
-    (base / "source").chmod(0o755)
+    # Open to everyone whatever the checkout's modes are: a user-level run of the checkout
+    # itself (a test's, a TA's) locks its folders for good, and the copy would keep that.
+    for folder, _dirs, files in os.walk(base / "source"):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
     yield base / "source"
     shutil.rmtree(base, ignore_errors=True)
 
@@ -238,8 +243,9 @@ def _level(name: str, request: pytest.FixtureRequest) -> Level:
                      str(OUTSIDE_PYTHON), request.getfixturevalue("user_level_kit"))
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is needed to run the grader as an unprivileged user")
+    outside_python()                   # nobody cannot reach this venv's interpreter under /root
     return Level(name, ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"),
-                 (), None, NOBODY)
+                 (), None, NOBODY, str(OUTSIDE_PYTHON), request.getfixturevalue("user_level_kit"))
 
 
 @pytest.fixture(scope="module", autouse=True)

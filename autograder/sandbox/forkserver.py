@@ -67,15 +67,15 @@ class ForkServer:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         sys.stdout.flush()
         sys.stderr.flush()
-        # Objects that exist now are never collected in the children: the garbage collector
-        # then does not walk (and so copy) every page of torch's and numpy's objects in each
-        # worker, which keeps them shared with the grader.
+        # Objects that exist now are never collected, in the children nor here: the garbage
+        # collector then does not walk (and so copy) every page of torch's and numpy's objects
+        # in any of them, which keeps those pages shared by the grader, the zygote and its
+        # workers (they are modules and their objects, alive for the process's lifetime).
         lifetime.die_with_batch()                       # a grader of a killed batch ends
         grader = os.getpid()
         gc.collect()
         gc.freeze()
         pid = os.fork()
-        gc.unfreeze()
         if pid == 0:                                    # the zygote
             try:
                 lifetime.start_zygote(grader)           # ends, with all it started, when we do
