@@ -63,7 +63,8 @@ def pass_rates(rows: Sequence) -> list[tuple[str, int, int]]:
 
 def misconceptions(rows: Sequence) -> list[tuple[str, str, int]]:
     """``(exercise, cause, submissions)`` for the failures' likely causes (each test's
-    ``extra_data.cause``, written by the grading plugin), most common first."""
+    ``extra_data.cause``: the ids the grading plugin wrote, one cause or several a test cannot
+    tell apart), most common first; a cause is shown as its sentence (several joined by "or")."""
     counts: Counter = Counter()
     for r in rows:
         hints = set()
@@ -72,12 +73,18 @@ def misconceptions(rows: Sequence) -> list[tuple[str, str, int]]:
                 continue
             tags = t.get("tags") or ["?"]
             extra = t.get("extra_data")
-            cause = extra.get("cause") if isinstance(extra, dict) else None
-            if isinstance(cause, str) and cause.strip():
-                hints.add((str(tags[0]), cause.strip()))
+            named = extra.get("cause") if isinstance(extra, dict) else None
+            if isinstance(named, list) and named and all(isinstance(c, str) for c in named):
+                hints.add((str(tags[0]), tuple(named)))
         counts.update(hints)
-    return [(ex, hint, n) for (ex, hint), n in
+    return [(ex, _cause_text(ids), n) for (ex, ids), n in
             sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1]))]
+
+
+def _cause_text(cause_ids: tuple[str, ...]) -> str:
+    from autograder.diagnosis.causes import text_of_ids
+
+    return text_of_ids(cause_ids).replace("\n  or: ", " or: ")
 
 
 def _stats(values: Sequence[float]) -> str:

@@ -16,7 +16,8 @@ from typing import Any, Iterable, Mapping
 from autograder import textsafe
 
 TEST_OUTPUT_LIMIT = 8_000          # per test; Gradescope itself cuts at 100,000
-CAUSE_LIMIT = 500                  # a test's extra_data cause
+CAUSE_LIMIT = 100                  # a cause id in a test's extra_data
+CAUSES_LIMIT = 10                  # cause ids per test (several the test cannot tell apart)
 SUMMARY_LIMIT = 20_000
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "gradescope_results.schema.json"
 SCORE_DECIMALS = 4                 # every score the kit writes is a multiple of 10**-4
@@ -96,7 +97,8 @@ class TestResult:
     output: str = ""
     visibility: str = "after_published"
     number: str = ""
-    cause: str = ""                # the likely mistake a failure names ("" when none): extra_data
+    cause: tuple[str, ...] = ()    # the likely mistake a failure names: Cause ids (several: a test
+                                   # cannot tell them apart), extra_data's "cause"
 
     @property
     def name(self) -> str:
@@ -110,7 +112,7 @@ class TestResult:
         if self.number:
             entry["number"] = self.number
         if self.cause:
-            entry["extra_data"] = {"cause": clip(self.cause, CAUSE_LIMIT)}
+            entry["extra_data"] = {"cause": [clip(c, CAUSE_LIMIT) for c in self.cause[:CAUSES_LIMIT]]}
         return entry
 
 

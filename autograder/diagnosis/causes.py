@@ -212,10 +212,6 @@ class Cause(Enum):
     EX1_BACK_DQ_USES_V = (
         "ex1.back_dq_uses_v",
         "your dQ matches dS @ V: the scores are Q Kᵀ, so dQ = dS @ K / √d_k")
-    EX1_BACK_DV_WRONG_FORWARD = (
-        "ex1.back_dv_wrong_forward",
-        "your dV = weightsᵀ @ d_output uses the weights of a wrong forward pass: fix "
-        "scaled_dot_product_attention_np first (its tests name the mistake)")
     EX1_NG_FORWARD = (
         "ex1.ng_forward",
         "your gradient matches forward differences (f(x+eps·e_i) − f(x)) / eps: use central "
@@ -518,7 +514,7 @@ class Cause(Enum):
     EX4_DEVICE_ARGUMENT_UNUSED = (
         "ex4.device_argument_unused",
         "the device argument is not used: create the mask on it, e.g. "
-        "torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()")
+        "torch.ones(n, n, dtype=torch.bool, device=device).tril()")
     EX4_NEXT_NO_SCALE = (
         "ex4.next_no_scale",
         "your result matches attend_next without the 1/√d_k scaling")
@@ -846,3 +842,9 @@ def ids(diagnosis: Diagnosis | None) -> list[str]:
 def text(diagnosis: Diagnosis | None) -> str:
     """The student's ``Likely cause:`` text: ``"A\\n  or: B"`` for several ("" for none)."""
     return "\n  or: ".join(c.sentence for c in members(diagnosis))
+
+
+def text_of_ids(cause_ids: "Iterable[str]") -> str:
+    """The ``Likely cause:`` text of a result's ``extra_data.cause`` ids (an unknown id as itself)."""
+    known = {c.id: c.sentence for c in Cause}
+    return "\n  or: ".join(known.get(i, i) for i in cause_ids)
