@@ -113,6 +113,14 @@ def test_a_cause_read_from_the_function_that_made_the_mistake():
     assert cause_of_error("ValueError", message, where) is None                      # the lines alone: nothing
     plain = MASK_UNSQUEEZED.replace("mask = mask.unsqueeze(1)", "pass")
     assert cause_of_error("ValueError", message, where, {"multihead.py": plain}) is None
+    # the statement that raised, written over several lines, is read whole
+    spread = MASK_UNSQUEEZED.replace("    heads = attend(q, k, v, mask)\n", "    heads = attend(q, k, v,\n"
+                                     "                   None if mask is None else mask[:, None])\n")
+    spread = spread.replace("mask = mask.unsqueeze(1)", "pass")
+    where = [["multihead.py", 9, "forward", "    heads = attend(q, k, v,"],
+             ["multihead.py", 3, "attend", "    s = s.masked_fill(~mask, 0.0)"]]
+    message = "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"
+    assert cause_of_error("RuntimeError", message, where, {"multihead.py": spread}) == Cause.MASK_EXTRA_AXIS
 
 
 BUFFER = """
@@ -136,6 +144,12 @@ def test_a_buffer_made_on_the_default_device_is_not_a_value_read_out():
     # nothing in the code says which: both, never one picked
     assert device_cause("Cannot copy out of meta tensor; no data!", []) == \
         Several((Cause.TENSOR_ON_DEFAULT_DEVICE, Cause.VALUE_READ_OUT))
+    # PyTorch says which: two devices met (a Python float("-inf") on the line is no value read)
+    fill = frames_of([["causal.py", 9, "f", '    scores = scores.masked_fill(~mask, float("-inf"))']])
+    assert device_cause("Tensor on device meta is not on the expected device cpu!", fill) == \
+        Cause.TENSOR_ON_DEFAULT_DEVICE
+    assert device_cause("Could not run 'aten::_local_scalar_dense' with arguments from the 'Meta' backend",
+                        fill) == Cause.VALUE_READ_OUT
 
 
 @pytest.mark.parametrize("type_name, message, where", [

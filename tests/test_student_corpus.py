@@ -7,8 +7,8 @@ after the fact: a bug the suites miss is a missing test, not a case to edit).
                                             "<exercise> <function> : <what is wrong>"
 
 Correct styles keep full marks on every exercise; every bug loses points on a test of its
-exercise that is about the function holding it; at least NAMED_SHARE of the bugs get a
-named likely mistake. ``bench/grade_corpus.py`` prints the same table for notes.
+exercise that is about the function holding it; no bug gets a wrong likely cause (its label:
+labels.toml) and at least RIGHT_SHARE get the right one. ``bench/grade_corpus.py`` prints the same table for notes.
 """
 from __future__ import annotations
 
@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from hints import Verdict, folder_labels, verdict, wrong_ones
 from kit import grade_folder
 from suite_covers import covers_by_result_name
 
 CORPUS = Path(__file__).resolve().parent / "student_corpus"
-NAMED = "Likely cause:"
-NAMED_SHARE = 0.90                 # issue 21: nine bugs in ten get a named mistake
+LABELS = CORPUS / "labels.toml"    # the cause each bug should get (tests/hints.py)
+RIGHT_SHARE = 0.90                 # nine bugs in ten get the right likely cause, none a wrong one
 DEFAULT = "ex1,ex2,ex3,ex4,ex5"
 
 
@@ -98,9 +99,21 @@ def test_bug_loses_points_on_its_function(folder: Path):
     assert not problem, problem
 
 
-def test_most_bugs_get_a_named_mistake():
+@pytest.mark.parametrize("folder", _folders("bugs"), ids=lambda p: p.name)
+def test_bug_gets_no_wrong_hint(folder: Path):
+    """A hint is right or absent: every likely cause a failing test names includes a cause of
+    the bug's label (labels.toml, decided from BUG.txt)."""
+    label = folder_labels(LABELS)[folder.name]
+    named = [list(t.cause) for t in _graded(folder, bug_of(folder)[0]).tests if not t.passed]
+    wrong = wrong_ones(label, named)
+    assert not wrong, f"{folder.name}: label {sorted(label.causes) or label.why}, but tests named {wrong}"
+
+
+def test_most_bugs_get_the_right_hint():
     folders = _folders("bugs")
-    unnamed = [f.name for f in folders
-               if not any(NAMED in t.output for t in _graded(f, bug_of(f)[0]).tests if not t.passed)]
-    share = 1 - len(unnamed) / len(folders)
-    assert share >= NAMED_SHARE, f"named mistakes for {share:.0%} of {len(folders)} bugs; unnamed: {unnamed}"
+    labels = folder_labels(LABELS)
+    verdicts = {f.name: verdict(labels[f.name], [list(t.cause) for t in _graded(f, bug_of(f)[0]).tests
+                                                 if not t.passed]) for f in folders}
+    others = {n: v.value for n, v in verdicts.items() if v is not Verdict.RIGHT}
+    share = 1 - len(others) / len(folders)
+    assert share >= RIGHT_SHARE, f"right likely cause for {share:.0%} of {len(folders)} bugs; others: {others}"

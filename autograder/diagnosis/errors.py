@@ -103,7 +103,8 @@ def _shape_cause(type_name: str, message: str, frames: list[Frame]) -> Cause | N
 # --------------------------------------------------------------------------- the student's code
 
 def function_body(source: str, line: int) -> str:
-    """The innermost function of ``source`` holding ``line``, from its ``def`` to that line."""
+    """The innermost function of ``source`` holding ``line``, from its ``def`` to the end of the
+    statement on that line (a call written over several lines is read whole)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -116,7 +117,10 @@ def function_body(source: str, line: int) -> str:
                 best = node
     if best is None:
         return ""
-    return "\n".join(source.splitlines()[best.lineno - 1:line])
+    end = min((n.end_lineno or n.lineno for n in ast.walk(best)
+               if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.lineno <= line <= (n.end_lineno or n.lineno)), default=line)
+    return "\n".join(source.splitlines()[best.lineno - 1:max(end, line)])
 
 
 def frames_of(where: list | None, sources: Mapping[str, str] | None = None) -> list[Frame]:
@@ -160,22 +164,31 @@ def cause_of_error(type_name: str, message: str, where: list | None = None,
 
 # --------------------------------------------------------------------------- other devices
 
-_VALUE_READ = r"\.item\(\)|\.numpy\(\)|\.tolist\(\)|\b(float|int|bool)\(|^\s*(if|elif|while)\b|\bnp\."
+_VALUE_READ = r"\.item\(\)|\.numpy\(\)|\.tolist\(\)|\b(float|int|bool)\((?!\s*[\"'\d])|^\s*(if|elif|while)\b|\bnp\."
 _FACTORY = r"torch\.(zeros|ones|empty|full|arange|eye|tensor|rand\w*|linspace|tril|triu)\("
+# what PyTorch says when a tensor on the CPU meets one on another device (meta standing for a GPU)
+_MIXED = r"expected device|same device|on device \w+ is not"
+# what it says when a value is read out of a tensor on a device without values
+_VALUE = r"_local_scalar_dense|data-dependent|to numpy|item\(\)"
 
 
 def device_cause(message: str, frames: list[Frame]) -> Diagnosis | None:
-    """Why a call on PyTorch's meta device (standing for a GPU) failed: a tensor made on the
-    default device (a factory without ``device=`` in the student's function), a value read out
-    of a tensor (on the line that raised), a fill value given as a CPU tensor; both of the
-    first two when the code does not tell which (never one picked)."""
+    """Why a call on PyTorch's meta device (standing for a GPU) failed, from what PyTorch says
+    and the student's code: a tensor made on the default device (two devices met; or a copy out
+    of a meta tensor into a buffer made by a factory without ``device=``), a value read out of a
+    tensor (said by PyTorch, or on the line that raised), a fill value given as a CPU tensor;
+    both of the first two when neither the message nor the code tells which (never one picked)."""
     from autograder.diagnosis.causes import diagnosis_of
 
     if "`value` to be on same device" in message:
         return Cause.FILL_VALUE_TENSOR
+    if re.search(_MIXED, message):
+        return Cause.TENSOR_ON_DEFAULT_DEVICE
+    if re.search(_VALUE, message):
+        return Cause.VALUE_READ_OUT
     read = any(re.search(_VALUE_READ, _code(f.line)) for f in frames[-1:])
     made = any(re.search(_FACTORY, line) and "device" not in line
                for f in frames for line in map(_code, f.body.splitlines()))
-    if read or made:
-        return diagnosis_of(([Cause.TENSOR_ON_DEFAULT_DEVICE] if made else []) + ([Cause.VALUE_READ_OUT] if read else []))
+    if read != made:
+        return Cause.VALUE_READ_OUT if read else Cause.TENSOR_ON_DEFAULT_DEVICE
     return diagnosis_of([Cause.TENSOR_ON_DEFAULT_DEVICE, Cause.VALUE_READ_OUT])

@@ -93,11 +93,12 @@ def _mask_cause(w: np.ndarray, mask: np.ndarray, raw: np.ndarray) -> Cause | Non
 
 
 def _value_mistakes(mask: np.ndarray, raw: np.ndarray) -> dict:
-    """The usual mistakes on this example: no scaling, the softmax over the queries, the mask
-    applied after the softmax (worked out here: d_k = 4)."""
+    """The usual mistakes on this example: no scaling or the wrong one, the softmax over the
+    queries, the mask applied after the softmax (worked out here: d_k = 4, d_v = 5)."""
     def masked(scores: np.ndarray, axis: int = -1) -> np.ndarray:
         return _softmax(np.where(mask, scores, -1e9), axis=axis)
     return {Cause.EX1_NO_SCALE: masked(raw), Cause.EX1_SCALE_NO_SQRT: masked(raw / 4.0),
+            Cause.EX1_SCALE_DV: masked(raw / math.sqrt(5)),
             Cause.EX1_WRONG_AXIS: masked(raw / 2.0, axis=-2),
             Cause.EX1_MASK_AFTER: np.where(mask, _softmax(raw / 2.0), 0.0)}
 

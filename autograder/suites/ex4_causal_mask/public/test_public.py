@@ -38,15 +38,22 @@ def test_public_padding_and_combined_masks(student):
     pad = student.causal.create_padding_mask(torch.tensor([2, 3]), 3)
     expect_type(pad, torch.Tensor, "create_padding_mask(lengths, 3)")
     want_pad = torch.tensor([[True, True, False], [True, True, True]])
-    assert tuple(pad.shape) == (2, 3) and torch.equal(pad, want_pad), \
-        f"create_padding_mask(tensor([2, 3]), 3) gave {pad.tolist()}, expected {want_pad.tolist()}"
+    assert tuple(pad.shape) == (2, 3), f"create_padding_mask(tensor([2, 3]), 3): expected shape (2, 3), got {tuple(pad.shape)}"
+    if not torch.equal(pad, want_pad):
+        wrong = {Cause.EX4_PADDING_LESS_EQUAL: torch.ones(2, 3, dtype=torch.bool),     # j <= lengths[b]
+                 Cause.EX4_PADDING_INVERTED: ~want_pad}
+        fail(f"create_padding_mask(tensor([2, 3]), 3) gave {pad.tolist()}, expected {want_pad.tolist()}",
+             next((cause for cause, mask in wrong.items() if torch.equal(pad, mask)), None))
     causal = torch.tensor([[True, False, False], [True, True, False], [True, True, True]])   # built here
     both = student.causal.combine_masks(causal, want_pad)
     expect_type(both, torch.Tensor, "combine_masks(causal, padding)")
     assert tuple(both.shape) == (2, 3, 3), f"combine_masks: expected shape (2, 3, 3), got {tuple(both.shape)}"
     want = causal[None, :, :] & want_pad[:, None, :]
-    assert torch.equal(both, want), (f"combine_masks(causal 3×3 lower triangle, padding {want_pad.tolist()}) "
-                                     f"gave {both.tolist()}, expected {want.tolist()}")
+    if not torch.equal(both, want):
+        wrong = {Cause.EX4_COMBINE_PADS_QUERIES: causal[None, :, :] & want_pad[:, :, None],
+                 Cause.EX4_COMBINE_OR: causal[None, :, :] | want_pad[:, None, :]}
+        fail(f"combine_masks(causal 3×3 lower triangle, padding {want_pad.tolist()}) gave {both.tolist()}, "
+             f"expected {want.tolist()}", next((cause for cause, mask in wrong.items() if torch.equal(both, mask)), None))
 
 
 @pytest.mark.public
