@@ -20,6 +20,7 @@ from autograder.suites.checks import expect_close, expect_tuple, expect_type, fa
 
 
 def _softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
+    """softmax along ``axis``, computed here for the expected values and the known mistakes."""
     e = np.exp(s - s.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 

@@ -120,7 +120,7 @@ def test_accuracy_fraction_between_0_and_1(student, support):
     right = int((labels == predicted).sum())
     got = student.lstm_vs_attention.accuracy(model, tokens, labels)
     call = f"accuracy(model, tokens, labels) with {len(labels)} samples, {right} predicted right"
-    if not isinstance(got, (float, int)) or abs(float(got) - right / len(labels)) > 1e-6:
+    if not isinstance(got, (float, int)) or not abs(float(got) - right / len(labels)) <= 1e-6:   # NaN fails
         checks.fail(f"{call} is {got!r}, expected the fraction {right}/{len(labels)} ≈ {right / len(labels):.4f}")
 
 
