@@ -14,7 +14,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
 def _cmd_grade(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from autograder import contract, results
+    from autograder import contract
     from autograder.grading import GradeRequest, grade
     from autograder.sandbox import SandboxConfig
     from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
@@ -54,9 +54,22 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     print(outcome.output)
     for test in outcome.tests:
         if not test.passed:
-            first = test.output.splitlines()[0] if test.output else ""
-            print(f"  ✗ {results.one_line(test.name, 200)}: {results.one_line(first, 160)}")
+            print(failure_line(test))
     return 0
+
+
+def failure_line(test) -> str:
+    """A failed test in ``grade``'s terminal summary: its name, the first line of its message
+    (shortened: the full text is in results.json) and, in full, its likely cause (the kit's
+    own sentences, from the cause ids: never cut, they are what the student should read)."""
+    from autograder import results
+    from autograder.diagnosis.causes import text_of_ids
+
+    first = test.output.splitlines()[0] if test.output else ""
+    line = f"  ✗ {results.one_line(test.name, 200)}: {results.one_line(first, 160)}"
+    if test.cause:
+        line += "\n      Likely cause: " + text_of_ids(test.cause).replace("\n", "\n      ")
+    return line
 
 
 def parse_budgets(text: str | None) -> dict[str, float]:

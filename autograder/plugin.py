@@ -18,6 +18,7 @@ import pytest
 from autograder import seeds
 from autograder.budget import Budgeted, Budgets
 from autograder.contract import EXERCISES
+from autograder.diagnosis import causes
 from autograder.intake import Submission
 from autograder.results import TestResult
 from autograder.sandbox import Sandbox, StudentError, StudentModules, WorkerCrashed, support_root
@@ -144,7 +145,7 @@ class GradingPlugin:
             result.passed, result.score = False, 0.0
             result.output = self.failure_text(item, call.excinfo)
             exc = call.excinfo.value if call.excinfo else None
-            result.cause = getattr(exc, "cause", None) or ""      # GradingFailure, StudentError
+            result.cause = tuple(causes.ids(getattr(exc, "cause", None)))   # GradingFailure, StudentError
             if isinstance(exc, WorkerCrashed) and exc.kind is ErrorKind.DIED:
                 self.crashes[result.exercise] = self.crashes.get(result.exercise, 0) + 1
 
@@ -163,6 +164,12 @@ class GradingPlugin:
                 f"({type(exc).__name__ if exc else 'unknown error'} in the test while it used what "
                 "your code returned). Check return types and shapes against the docstring; if they "
                 "match, tell course staff: the details are in the autograder log")
+
+    def student_source(self, exercise_id: str) -> str | None:
+        """The text of the student's file for ``exercise_id`` as graded (None when there is
+        none): the suites read the student's own lines to name the mistake behind an error."""
+        found = self._submission.found.get(exercise_id) if self._submission is not None else None
+        return getattr(found, "source", None)
 
     def ordered_results(self) -> list[TestResult]:
         return [self.results[n] for n in self.order]

@@ -18,7 +18,8 @@ from autograder import textsafe
 from autograder.vocabulary import Word
 
 TEST_OUTPUT_LIMIT = 8_000          # per test; Gradescope itself cuts at 100,000
-CAUSE_LIMIT = 500                  # a test's extra_data cause
+CAUSE_LIMIT = 100                  # a cause id in a test's extra_data
+CAUSES_LIMIT = 10                  # cause ids per test (several the test cannot tell apart)
 SUMMARY_LIMIT = 20_000
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "gradescope_results.schema.json"
 SCORE_DECIMALS = 4                 # every score the kit writes is a multiple of 10**-4
@@ -124,7 +125,8 @@ class TestResult:
     output: str = ""
     visibility: str = "after_published"
     number: str = ""
-    cause: str = ""                # the likely mistake a failure names ("" when none): extra_data
+    cause: tuple[str, ...] = ()    # the likely mistake a failure names: Cause ids (several: a test
+                                   # cannot tell them apart), extra_data's "cause"
 
     @property
     def name(self) -> str:
@@ -138,7 +140,7 @@ class TestResult:
         if self.number:
             entry["number"] = self.number
         if self.cause:
-            entry["extra_data"] = {"cause": clip(self.cause, CAUSE_LIMIT)}
+            entry["extra_data"] = {"cause": [clip(c, CAUSE_LIMIT) for c in self.cause[:CAUSES_LIMIT]]}
         return entry
 
 
@@ -268,11 +270,16 @@ def result_score(test: Mapping[str, Any]) -> float:
 
 
 def cause_of_result(test: Mapping[str, Any]) -> str:
-    """The likely mistake a failed test entry names (its ``extra_data.cause``, written by the
-    grading plugin; never parsed from the output, which student code can print into), "" when none."""
+    """The likely mistake a failed test entry names, as the student read it ("A\\n  or: B" for
+    causes the test cannot tell apart; "" when none): from its ``extra_data.cause``, the cause
+    ids the grading plugin wrote, never parsed from the output, which student code can print into."""
+    from autograder.diagnosis.causes import text_of_ids
+
     extra = test.get("extra_data")
-    cause = extra.get("cause") if isinstance(extra, Mapping) else None
-    return cause.strip() if isinstance(cause, str) else ""
+    named = extra.get("cause") if isinstance(extra, Mapping) else None
+    if not isinstance(named, list) or not all(isinstance(c, str) for c in named):
+        return ""
+    return text_of_ids(named)
 
 
 def reach_ins_from_json(data: Mapping[str, Any]) -> dict[str, list[list]]:

@@ -43,7 +43,8 @@ def _to_record(outcome: results.Results) -> dict:
 
 
 def _from_record(record: dict) -> results.Results:
-    return results.Results(tests=[results.TestResult(**t) for t in record["tests"]],
+    return results.Results(tests=[results.TestResult(**{**t, "cause": tuple(t.get("cause") or ())})
+                                  for t in record["tests"]],
                            exercises=[results.ExerciseOutcome.from_json(o) for o in record["exercises"]],
                            isolation=record["isolation"], execution_time=record["execution_time"])
 

@@ -94,6 +94,16 @@ def mutant_source(path: Path) -> str:
     return apply_patch(as_submitted(solution), path.read_text())
 
 
+def label(path: Path) -> tuple[str, ...] | None:
+    """The ``# cause-id:`` ids of a mutant (the causes any of which is a right hint), ``()`` for
+    ``none (why)``, None when the header has no such line."""
+    for line in header(path.read_text()):
+        if line.startswith("# cause-id:"):
+            value = line.removeprefix("# cause-id:").strip()
+            return () if value.startswith("none") else tuple(w.strip() for w in value.split("|") if w.strip())
+    return None
+
+
 def expected_failures(path: Path) -> list[str]:
     """The ``# expect-fail:`` words of a mutant (each a substring of a test that must fail)."""
     first = (header(path.read_text()) or [""])[0]

@@ -16,8 +16,6 @@ from pathlib import Path
 from suite_covers import covers_by_result_name
 
 CORPUS = Path(__file__).resolve().parent / "student_corpus"
-NAMED = "Likely cause:"
-NAMED_SHARE = 0.90                 # nine bugs in ten get a named mistake
 DEFAULT = "ex1,ex2,ex3,ex4,ex5"
 
 

@@ -13,6 +13,7 @@ from autograder import batch, contract, gradebook
 from autograder.sandbox.limits import default_worker_user
 from autograder.batching.discovery import Entry
 from autograder.batching.runner import Row
+from autograder.diagnosis.causes import Cause
 from mutants import mutant_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,11 +151,14 @@ def test_a_crashing_grader_is_a_zero_row(tmp_path):
 
 def test_misconceptions_are_counted_once_per_submission():
     entry = Entry("s", "s", Path("s"))
-    fail = {"status": "failed", "tags": ["ex1"], "output": "x\nLikely cause: no scaling",
-            "extra_data": {"cause": "no scaling"}}
-    rows = [Row(entry, tests=[fail, fail]), Row(entry, tests=[fail]),
+    fail = {"status": "failed", "tags": ["ex1"], "output": "x\nLikely cause: …",
+            "extra_data": {"cause": ["ex1.no_scale"]}}
+    both = {"status": "failed", "tags": ["ex1"], "output": "x\nLikely cause: …",
+            "extra_data": {"cause": ["ex1.no_scale", "ex1.wrong_axis"]}}
+    rows = [Row(entry, tests=[fail, fail]), Row(entry, tests=[fail, both]),
             Row(entry, tests=[{"status": "passed", "tags": ["ex1"], "output": ""}])]
-    assert gradebook.misconceptions(rows) == [("ex1", "no scaling", 2)]
+    no_scale, wrong_axis = Cause.EX1_NO_SCALE.sentence, Cause.EX1_WRONG_AXIS.sentence
+    assert gradebook.misconceptions(rows) == [("ex1", no_scale, 2), ("ex1", f"{no_scale} or: {wrong_axis}", 1)]
 
 
 def test_misconceptions_come_from_the_structure_not_the_text():

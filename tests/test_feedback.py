@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.diagnosis import diagnose
-from autograder.diagnosis.errors import cause_of_error
+from autograder.diagnosis import causes, diagnose
+from autograder.diagnosis.causes import Cause, Several
+from autograder.diagnosis.errors import cause_of_error, device_cause, frames_of
 from autograder.suites import checks
 from suite_covers import declared_breaks, justified, mutant_breaks, names_in_title
 
@@ -56,27 +57,107 @@ def test_titles_name_whole_contract_names_only():
         "combine_heads", "split_heads"}
 
 
-@pytest.mark.parametrize("type_name, message, where, words", [
+@pytest.mark.parametrize("type_name, message, where, cause", [
     ("RuntimeError", "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
-     [], ".detach()"),
+     [], Cause.NUMPY_OF_GRAD_TENSOR),
     ("RuntimeError", "view size is not compatible with input tensor's size and stride (at least one "
-     "dimension spans across two contiguous subspaces). Use .reshape(...) instead.", [], ".reshape"),
-    ("RuntimeError", "expected scalar type Double but found Float", [], "dtype"),
-    ("TypeError", "~ (operator.invert) is only implemented on integer and Boolean-type tensors", [], "torch.bool"),
-    ("TypeError", "create_causal_mask() got an unexpected keyword argument 'device'", [], "'device'"),
+     "dimension spans across two contiguous subspaces). Use .reshape(...) instead.", [], Cause.VIEW_AFTER_TRANSPOSE),
+    ("RuntimeError", "expected scalar type Double but found Float", [], Cause.DTYPE_MIX),
+    ("RuntimeError", "expected m1 and m2 to have the same dtype, but got: float != double", [], Cause.DTYPE_MIX),
+    ("TypeError", "~ (operator.invert) is only implemented on integer and Boolean-type tensors", [],
+     Cause.MASK_NOT_BOOL),
+    ("TypeError", "create_causal_mask() got an unexpected keyword argument 'device'", [],
+     Cause.SIGNATURE_MISSING_PARAMETER),
+    ("BannedAPIError", "torch.nn.functional.scaled_dot_product_attention is not allowed in this exercise", [],
+     Cause.BANNED_API),
     ("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0",
-     [["attention.py", 9, "attention_backward_np", "    dV = P @ d_output   # (m, d_v)"]], "Pᵀ"),
+     [["attention.py", 9, "attention_backward_np", "    dV = P @ d_output   # (m, d_v)"]], Cause.EX1_BACK_DV_NOT_T),
     ("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0",
-     [["attention.py", 9, "attention_backward_np", "    dK = dS @ Q * scale"]], "dSᵀ"),
+     [["attention.py", 9, "_single_backward", "    dv = w @ g"]], Cause.EX1_BACK_DV_NOT_T),
+    ("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0",
+     [["attention.py", 9, "attention_backward_np", "    dK = dS @ Q * scale"]], Cause.EX1_BACK_DK_NOT_T),
+    # the operation on the line that raised: a product with .T
+    ("RuntimeError", "Expected size for first two dimensions of batch2 tensor to be: [8, 4] but got: [4, 5].",
+     [["causal.py", 40, "causal_self_attention", "    scores = Q @ K.T / math.sqrt(d_k)"]], Cause.BATCHED_DOT_T),
+    ("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+     "(n?,k),(k,m?)->(n?,m?) (size 5 is different from 4)",
+     [["attention.py", 30, "f", "    s = np.matmul(Q, K.T)"]], Cause.BATCHED_DOT_T),
+    ("IndexError", "The shape of the mask [3, 5] at index 0 does not match the shape of the indexed tensor "
+     "[2, 3, 5] at index 0", [["multihead.py", 60, "forward", "        scores[~mask] = float('-inf')"]],
+     Cause.MASK_INDEXING),
 ])
-def test_exceptions_with_a_known_cause(type_name, message, where, words):
-    assert words in (cause_of_error(type_name, message, where) or "")
+def test_exceptions_with_a_known_cause(type_name, message, where, cause):
+    assert cause_of_error(type_name, message, where) == cause
+
+
+MASK_UNSQUEEZED = """
+def combine_heads(x):
+    B, h, n, d = x.shape
+    return x
+
+def forward(self, query, key, value, mask=None):
+    if mask is not None:
+        mask = mask.unsqueeze(1)
+    heads = attend(q, k, v, mask)
+    return combine_heads(heads)
+"""
+
+
+def test_a_cause_read_from_the_function_that_made_the_mistake():
+    """The line that raised is not always the one that erred: a mask given an extra axis in
+    forward makes combine_heads fail to unpack; the function's body says why."""
+    where = [["multihead.py", 10, "forward", "    return combine_heads(heads)"],
+             ["multihead.py", 3, "combine_heads", "    B, h, n, d = x.shape"]]
+    message = "too many values to unpack (expected 4)"
+    assert cause_of_error("ValueError", message, where, {"multihead.py": MASK_UNSQUEEZED}) == Cause.MASK_EXTRA_AXIS
+    assert cause_of_error("ValueError", message, where) is None                      # the lines alone: nothing
+    plain = MASK_UNSQUEEZED.replace("mask = mask.unsqueeze(1)", "pass")
+    assert cause_of_error("ValueError", message, where, {"multihead.py": plain}) is None
+    # the statement that raised, written over several lines, is read whole
+    spread = MASK_UNSQUEEZED.replace("    heads = attend(q, k, v, mask)\n", "    heads = attend(q, k, v,\n"
+                                     "                   None if mask is None else mask[:, None])\n")
+    spread = spread.replace("mask = mask.unsqueeze(1)", "pass")
+    where = [["multihead.py", 9, "forward", "    heads = attend(q, k, v,"],
+             ["multihead.py", 3, "attend", "    s = s.masked_fill(~mask, 0.0)"]]
+    message = "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"
+    assert cause_of_error("RuntimeError", message, where, {"multihead.py": spread}) == Cause.MASK_EXTRA_AXIS
+
+
+BUFFER = """
+def split_heads(x, h):
+    B, n, d = x.shape
+    out = torch.zeros(B, h, n, d // h)
+    for i in range(h):
+        out[:, i] = x[..., i * (d // h):(i + 1) * (d // h)]
+    return out
+"""
+
+
+def test_a_buffer_made_on_the_default_device_is_not_a_value_read_out():
+    """The wrong hint of the hint issue: a split_heads filling a torch.zeros(...) buffer made on the
+    CPU failed on the meta device and was told a value is read out (.item(), .numpy())."""
+    where = [["multihead.py", 6, "split_heads", "        out[:, i] = x[..., i * (d // h):(i + 1) * (d // h)]"]]
+    frames = frames_of(where, {"multihead.py": BUFFER})
+    assert device_cause("Cannot copy out of meta tensor; no data!", frames) == Cause.TENSOR_ON_DEFAULT_DEVICE
+    read = [["multihead.py", 3, "f", "    n = int(lengths.max().item())"]]
+    assert device_cause("Cannot copy out of meta tensor; no data!", frames_of(read)) == Cause.VALUE_READ_OUT
+    # nothing in the code says which: both, never one picked
+    assert device_cause("Cannot copy out of meta tensor; no data!", []) == \
+        Several((Cause.TENSOR_ON_DEFAULT_DEVICE, Cause.VALUE_READ_OUT))
+    # PyTorch says which: two devices met (a Python float("-inf") on the line is no value read)
+    fill = frames_of([["causal.py", 9, "f", '    scores = scores.masked_fill(~mask, float("-inf"))']])
+    assert device_cause("Tensor on device meta is not on the expected device cpu!", fill) == \
+        Cause.TENSOR_ON_DEFAULT_DEVICE
+    assert device_cause("Could not run 'aten::_local_scalar_dense' with arguments from the 'Meta' backend",
+                        fill) == Cause.VALUE_READ_OUT
 
 
 @pytest.mark.parametrize("type_name, message, where", [
     ("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0",
      [["attention.py", 9, "f", "    dV = np.swapaxes(P, -1, -2) @ d_output"]]),   # transposed: not that
     ("ValueError", "matmul: Input operand 1 has a mismatch", [["attention.py", 9, "f", "    out = w @ V"]]),
+    ("RuntimeError", "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1",
+     [["causal.py", 9, "f", "    out = w.T + V"]]),                              # .T, but no product
     ("KeyError", "'W_q.weight'", []),
     ("ZeroDivisionError", "division by zero", []),
 ])
@@ -86,21 +167,91 @@ def test_exceptions_without_a_known_cause_get_none(type_name, message, where):
 
 def test_an_ambiguous_match_names_every_fitting_mistake_never_just_one():
     got = np.zeros((1, 1))
-    hint = diagnose(got, {"A": np.zeros((1, 1)), "B": np.ones((1, 1)), "C": np.zeros((1, 1))})
-    assert hint == "A\n  or: C"
-    assert diagnose(np.full((1, 1), 2.0), {"A": np.zeros((1, 1))}) is None
+    A, B, C = Cause.EX1_NO_SCALE, Cause.EX1_WRONG_AXIS, Cause.EX1_MASK_ZERO
+    hint = diagnose(got, {A: np.zeros((1, 1)), B: np.ones((1, 1)), C: np.zeros((1, 1))})
+    assert hint == Several((A, C))
+    assert causes.text(hint) == A.sentence + "\n  or: " + C.sentence
+    assert causes.ids(hint) == ["ex1.no_scale", "ex1.mask_zero"]
+    assert diagnose(np.full((1, 1), 2.0), {A: np.zeros((1, 1))}) is None
+
+
+def test_causes_have_unique_ids_and_sentences():
+    assert len({c.id for c in Cause}) == len(Cause)
+    assert len({c.sentence for c in Cause}) == len(Cause)
+    for c in Cause:
+        assert c.id.split(".")[0] in ("general", "ex1", "ex2", "ex3", "ex4", "ex5", "ex6"), c.id
+        assert Cause(c.id) is c and c.sentence.strip() and "Likely cause" not in c.sentence
+    with pytest.raises(ValueError):
+        Several((A := Cause.EX1_NO_SCALE, A))
 
 
 def test_a_cause_has_a_line_of_its_own():
     with pytest.raises(checks.GradingFailure) as info:
-        checks.fail("x: wrong", cause="a known mistake")
-    assert str(info.value) == "x: wrong\nLikely cause: a known mistake"
+        checks.fail("x: wrong", cause=Cause.EX1_NO_SCALE)
+    assert str(info.value) == "x: wrong\nLikely cause: " + Cause.EX1_NO_SCALE.sentence
+    assert info.value.cause is Cause.EX1_NO_SCALE
+    with pytest.raises(TypeError):
+        checks.fail("x: wrong", cause="free text is not a cause")      # a hint has an identity
     with pytest.raises(checks.GradingFailure) as info:
         checks.expect_dtype(torch.zeros(2, dtype=torch.float32), torch.bool, "mask")
-    assert "Likely cause:" in str(info.value) and "torch.bool" in str(info.value)
+    assert info.value.cause is Cause.MASK_NOT_BOOL and "torch.bool" in str(info.value)
     with pytest.raises(checks.GradingFailure) as info:
         checks.expect_tuple(np.zeros(3), 2, "f(x)")
-    assert "Likely cause:" in str(info.value)
+    assert info.value.cause is Cause.RETURNS_ONE_VALUE
     with pytest.raises(checks.GradingFailure) as info:
         checks.expect_tuple(None, 2, "f(x)")                  # nothing known: no cause invented
-    assert "Likely cause:" not in str(info.value)
+    assert "Likely cause:" not in str(info.value) and info.value.cause is None
+
+
+def test_a_result_off_by_a_constant_factor_says_so():
+    """A result that is the expected one times a factor (a scaling missing, a sum for a mean)
+    says the factor, when no known mistake of the exercise matches."""
+    want = np.array([[0.5, -1.0, 2.0], [3.0, 0.25, -4.0]])
+    with pytest.raises(checks.GradingFailure) as info:
+        checks.expect_close(want * 2.8284, want, "dQ")
+    assert info.value.cause is Cause.CONSTANT_FACTOR and "2.828 times the expected ones" in str(info.value)
+    with pytest.raises(checks.GradingFailure) as info:                 # a known mistake comes first
+        checks.expect_close(want * 2.8284, want, "dQ", mistakes={Cause.EX1_BACK_NO_SCALE: want * 2.8284})
+    assert info.value.cause is Cause.EX1_BACK_NO_SCALE
+    for got in (want + 1.0, -want, want * np.array([1.0, 2.0, 1.0])):  # not one positive factor
+        with pytest.raises(checks.GradingFailure) as info:
+            checks.expect_close(got, want, "dQ")
+        assert info.value.cause is None, got
+    with pytest.raises(checks.GradingFailure) as info:                 # too few numbers to tell
+        checks.expect_close(np.array([2.0]), np.array([1.0]), "loss")
+    assert info.value.cause is None
+
+
+def test_the_terminal_summary_shows_the_likely_cause_in_full():
+    """grade's terminal summary shortens a failure's message (results.json has it all) but never
+    its likely cause: the student reads that line in full, however long."""
+    from autograder.cli import failure_line
+    from autograder.results import TestResult
+
+    long = Cause.EX2_TIES_QUICKSORT                     # more than 250 characters
+    assert len(long.sentence) > 250
+    test = TestResult("ex2", "top_attended ties", 1.0, output="rows differ " + "x" * 400
+                      + "\nLikely cause: " + long.sentence, cause=(long.id, Cause.EX2_TOP_TIES_HIGH.id))
+    line = failure_line(test)
+    assert line.splitlines()[0].startswith("  ✗ ex2 · top_attended ties: rows differ") and len(line.splitlines()[0]) < 250
+    assert "      Likely cause: " + long.sentence + "\n        or: " + Cause.EX2_TOP_TIES_HIGH.sentence in line
+    assert "Likely cause" not in failure_line(TestResult("ex2", "t", 1.0, output="wrong"))
+
+
+def test_a_result_that_lost_its_size_one_axes_to_squeeze(monkeypatch):
+    """(1, d_v) expected, (d_v,) returned: squeeze() without a dim in the student's file says
+    why; without one in the code, nothing is said (it could be an index)."""
+    monkeypatch.setattr(checks, "student_sources", {"causal.py": "def f(w, V):\n    return (w @ V).squeeze()\n"})
+    with pytest.raises(checks.GradingFailure) as info:
+        checks.expect_shape(np.zeros(3), (1, 3), "output")
+    assert info.value.cause is Cause.SQUEEZE_ALL
+    with pytest.raises(checks.GradingFailure) as info:
+        checks.expect_close(np.zeros((4,)), np.zeros((1, 4, 1)), "logits")
+    assert info.value.cause is Cause.SQUEEZE_ALL
+    with pytest.raises(checks.GradingFailure) as info:          # another shape: not that
+        checks.expect_shape(np.zeros((3, 1)), (1, 3), "output")
+    assert info.value.cause is None
+    monkeypatch.setattr(checks, "student_sources", {"causal.py": "def f(w, V):\n    return (w @ V)[0]\n"})
+    with pytest.raises(checks.GradingFailure) as info:
+        checks.expect_shape(np.zeros(3), (1, 3), "output")
+    assert info.value.cause is None

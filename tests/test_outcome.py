@@ -9,6 +9,7 @@ import pytest
 
 from autograder import check, contract, intake, results
 from autograder.batching.discovery import Entry
+from autograder.diagnosis.causes import Cause
 from autograder.batching.runner import Row, Runner
 from autograder.interop import adapter
 from helpers import grade_cli, solution, write_submission
@@ -128,8 +129,9 @@ def test_outcome_json_round_trip_is_tolerant():
 
 
 def test_each_failure_names_its_cause_as_data(tmp_path):
-    """The likely cause is a field of the test's result (``extra_data.cause``), the
-    same text as the message's ``Likely cause:`` line; tests without one have neither."""
+    """The likely cause is a field of the test's result (``extra_data.cause``: the ids of its
+    causes), whose sentences are the message's ``Likely cause:`` text; tests without one have
+    neither."""
     source = solution("ex1").replace("scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)",
                                      "scores = Q @ K.transpose(-2, -1)")
     assert source != solution("ex1")
@@ -138,9 +140,13 @@ def test_each_failure_names_its_cause_as_data(tmp_path):
     assert failed
     named = 0
     for t in failed:
-        lines = [ln[len("Likely cause: "):] for ln in t["output"].splitlines() if ln.startswith("Likely cause: ")]
-        cause = (t.get("extra_data") or {}).get("cause")
-        assert lines == ([cause] if cause else []), (t["name"], t["output"], cause)
-        named += bool(cause)
-    assert named and any("d_k" in (t.get("extra_data") or {}).get("cause", "") for t in failed)
+        text = t["output"].split("\nLikely cause: ", 1)[1] if "\nLikely cause: " in t["output"] else None
+        ids = (t.get("extra_data") or {}).get("cause")
+        assert (text is None) == (ids is None), (t["name"], t["output"], ids)
+        if ids:
+            assert text == "\n  or: ".join(Cause(i).sentence for i in ids), (t["name"], t["output"], ids)
+        named += bool(ids)
+    assert named and any("ex1.no_scale" in (t.get("extra_data") or {}).get("cause", []) for t in failed)
+    # grade's terminal summary shows each failure's likely cause in full
+    assert "\n      Likely cause: " + Cause.EX1_NO_SCALE.sentence + "\n" in run.stdout, run.stdout[-3000:]
     assert all("extra_data" not in t for t in run.data["tests"] if t["status"] == "passed")

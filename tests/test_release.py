@@ -320,7 +320,7 @@ def test_no_solution_text_in_the_release(release):
 _RUNTIME_CORE = {"__init__.py", "__main__.py", "cli.py", "check.py", "contract.py", "intake/__init__.py",
                  "intake/reading.py", "intake/notebooks.py", "intake/banned.py", "results.py", "plugin.py", "grading.py", "student_pytest.py", "suites/__init__.py",
                  "suites/checks.py", "suites/pytest.ini", "suites/public_worth.json",
-                 "diagnosis/__init__.py"}
+                 "diagnosis/__init__.py", "diagnosis/causes.py"}
 # Top-level kit modules that must never ship (the instructor's commands); other top-level
 # modules may, when the core imports them (e.g. the engine's budget.py).
 _INSTRUCTOR_ONLY = {"batch.py", "gradebook.py"}

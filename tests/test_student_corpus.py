@@ -7,10 +7,10 @@ after the fact: a bug the suites miss is a missing test, not a case to edit).
                                             "<exercise> <function> : <what is wrong>"
 
 Correct styles keep full marks on every exercise; every bug loses points on a test of its
-exercise that is about the function holding it; at least NAMED_SHARE of the bugs get a
-named likely mistake (the corpus and its verdicts: ``student_corpus_cases.py``; each
-submission graded once per run: ``gradings.py``). ``bench/grade_corpus.py`` prints the same
-table for notes.
+exercise that is about the function holding it; no bug gets a wrong likely cause (its label:
+labels.toml, tests/hints.py) and at least RIGHT_SHARE get the right one (the corpus and its
+verdicts: ``student_corpus_cases.py``; each submission graded once per run: ``gradings.py``).
+``bench/grade_corpus.py`` prints the same table for notes.
 """
 from __future__ import annotations
 
@@ -18,7 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from student_corpus_cases import NAMED, NAMED_SHARE, bug_of, exercises_of, folders, problem_of
+from hints import Verdict, folder_labels, verdict, wrong_ones
+from student_corpus_cases import CORPUS, bug_of, exercises_of, folders, problem_of
+
+LABELS = CORPUS / "labels.toml"    # the cause each bug should get (tests/hints.py)
+RIGHT_SHARE = 0.90                 # nine bugs in ten get the right likely cause, none a wrong one
 
 
 @pytest.mark.parametrize("folder", folders("correct"), ids=lambda p: p.name)
@@ -33,9 +37,21 @@ def test_bug_loses_points_on_its_function(folder: Path, gradings):
     assert not problem, problem
 
 
-def test_most_bugs_get_a_named_mistake(gradings):
+@pytest.mark.parametrize("folder", folders("bugs"), ids=lambda p: p.name)
+def test_bug_gets_no_wrong_hint(folder: Path, gradings):
+    """A hint is right or absent: every likely cause a failing test names includes a cause of
+    the bug's label (labels.toml, decided from BUG.txt)."""
+    label = folder_labels(LABELS)[folder.name]
+    named = [list(t.cause) for t in gradings.grade_folder(folder, exercises_of(folder)).tests if not t.passed]
+    wrong = wrong_ones(label, named)
+    assert not wrong, f"{folder.name}: label {sorted(label.causes) or label.why}, but tests named {wrong}"
+
+
+def test_most_bugs_get_the_right_hint(gradings):
     bugs = folders("bugs")
-    unnamed = [f.name for f in bugs
-               if not any(NAMED in t.output for t in gradings.grade_folder(f, bug_of(f)[0]).tests if not t.passed)]
-    share = 1 - len(unnamed) / len(bugs)
-    assert share >= NAMED_SHARE, f"named mistakes for {share:.0%} of {len(bugs)} bugs; unnamed: {unnamed}"
+    labels = folder_labels(LABELS)
+    verdicts = {f.name: verdict(labels[f.name], [list(t.cause) for t in gradings.grade_folder(f, exercises_of(f)).tests
+                                                 if not t.passed]) for f in bugs}
+    others = {n: v.value for n, v in verdicts.items() if v is not Verdict.RIGHT}
+    share = 1 - len(others) / len(bugs)
+    assert share >= RIGHT_SHARE, f"right likely cause for {share:.0%} of {len(bugs)} bugs; others: {others}"

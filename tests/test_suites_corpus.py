@@ -9,9 +9,10 @@ A mutant's first line is ``# expect-fail: <words>``: ``<words>`` is a substring 
 of a test that must fail (several: separate with `|`, each must match a failing test). A
 weakened suite that stops catching a mutant fails here. Format: ``tests/mutants.py``.
 
-Feedback: every test a mutant fails must be about something it breaks (its
-``covers``, see ``tests/suite_covers.py``), at least NAMED_SHARE of the mutants get a
-"Likely cause" line, and a mutant that declares ``# cause:`` gets no other cause named.
+Feedback: every test a mutant fails must be about something it breaks (its ``covers``, see
+``tests/suite_covers.py``); a hint is right or absent: no failing test names a cause outside
+the mutant's label (``# cause-id:``), and at least RIGHT_SHARE of the mutants get a right one
+(``tests/hints.py``).
 """
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ import pytest
 from autograder import contract
 from helpers import ROOT, SUBMISSIONS, failed_titles
 from mutants import PatchError, apply_patch, as_submitted, expected_failures, make_patch, mutant_source
+from hints import Verdict, mutant_labels, verdict, wrong_ones
 from suite_covers import collected, covers_by_result_name, covers_of, justified, mutant_breaks
 
-NAMED = "Likely cause:"             # how a failure message names the student's mistake
-NAMED_SHARE = 0.90                  # at least this share of mutants get a named mistake
+RIGHT_SHARE = 0.90                  # at least this share of mutants get the right likely cause
 
 
 def _cases(kind: str, suffix: str) -> list:
@@ -73,39 +74,30 @@ def test_mutant_fails_only_tests_about_what_it_breaks(path: Path, graded):
     assert not blamed, f"{path.name} breaks {sorted(breaks)} but fails tests about other things: {blamed}"
 
 
-def _declared_cause(path: Path) -> str | None:
-    """The ``# cause: <words>[ | <words> …]`` header line of a mutant: every cause named for
-    it must contain one of these."""
-    for line in path.read_text().splitlines():
-        if line.startswith("@@"):
-            return None
-        if line.startswith("# cause:"):
-            return line.removeprefix("# cause:").strip()
-    return None
+@pytest.mark.parametrize("path", _cases("mutants", ".diff"))
+def test_mutant_gets_no_wrong_hint(path: Path, graded):
+    """A hint is right or absent: every likely cause a failing test names (one, or several the
+    test cannot tell apart) includes a cause of the mutant's label (``# cause-id:``); a hint
+    naming another mistake sends the student the wrong way."""
+    label = mutant_labels([path])[path]
+    named = [list(t.cause) for t in graded(path).tests if not t.passed]
+    wrong = wrong_ones(label, named)
+    assert not wrong, f"{path.name}: label {sorted(label.causes)}, but tests named {wrong}"
 
 
-@pytest.mark.parametrize("path", [p for p in _cases("mutants", ".diff") if _declared_cause(p.values[0])])
-def test_named_mistake_is_the_mutants_own(path: Path, graded):
-    """A mutant that declares its mistake (``# cause: <words>``) gets that mistake named, and
-    no failing test names another one (a wrong "Likely cause" misleads more than none)."""
-    words = [w.strip().lower() for w in _declared_cause(path).split("|")]    # any of these
-    named = {t.name: t.output.split(NAMED, 1)[1] for t in graded(path).tests
-             if not t.passed and NAMED in t.output}
-    assert named, f"{path.name}: no failing test names a likely cause"
-    wrong = {name: cause[:200] for name, cause in named.items() if not any(w in cause.lower() for w in words)}
-    assert not wrong, f"{path.name}: causes that mention none of {words}: {wrong}"
-
-
-def test_most_mutants_get_a_named_mistake(graded):
-    """The share of mutants whose feedback names the likely mistake (a
-    "Likely cause:" line in some failing test), reported and at least NAMED_SHARE."""
+def test_most_mutants_get_the_right_hint(graded):
+    """At least RIGHT_SHARE of the mutants get a right likely cause (bench/hint_measure.py
+    prints the table, right / none / wrong per mutant)."""
     paths = [p.values[0] for p in _cases("mutants", ".diff")]
-    unnamed = [f"{p.parent.parent.name}/{p.stem}" for p in paths
-               if not any(NAMED in t.output for t in graded(p).tests if not t.passed)]
-    share = 1 - len(unnamed) / len(paths)
-    print(f"\nnamed likely mistake: {len(paths) - len(unnamed)} of {len(paths)} mutants ({share:.0%}); "
-          f"without: {', '.join(unnamed)}")
-    assert share >= NAMED_SHARE, f"only {share:.0%} of mutants get a named mistake; without: {unnamed}"
+    labels = mutant_labels(paths)
+    verdicts = {f"{p.parent.parent.name}/{p.stem}": verdict(labels[p], [list(t.cause) for t in graded(p).tests
+                                                                       if not t.passed])
+                for p in paths}
+    right = [n for n, v in verdicts.items() if v is Verdict.RIGHT]
+    share = len(right) / len(paths)
+    print(f"\nright likely cause: {len(right)} of {len(paths)} mutants ({share:.0%}); others: "
+          + ", ".join(f"{n} ({v.value})" for n, v in verdicts.items() if v is not Verdict.RIGHT))
+    assert share >= RIGHT_SHARE, {n: v.value for n, v in verdicts.items() if v is not Verdict.RIGHT}
 
 
 def test_every_suite_test_says_what_it_covers():

@@ -1,77 +1,194 @@
 """Naming the mistake behind an exception the student's code raised.
 
 PyTorch's and NumPy's error messages describe the symptom (a dtype clash, a view on a
-non-contiguous tensor); the usual mistakes behind them are few and well known. Each rule
-here is (exception type, a pattern of its message, the likely cause in the course's
-terms). Only the exception's type name and message are read; nothing runs.
+non-contiguous tensor, two shapes that do not match); the usual mistakes behind them are few
+and well known. What is read, and nothing runs:
+
+* the exception's type name and message;
+* the student's frames of the traceback (``where``: file, line number, function, the line's
+  source), the line that raised telling the operation (``@`` after ``.T``, indexing by a mask);
+* when the student's file is given (``sources``), the body of each function on the traceback
+  up to its line there: the line that made the mistake is often earlier than the one that
+  raised (a mask unsqueezed before the ``masked_fill`` that fails, a buffer made on the CPU
+  before the assignment that fails on another device).
+
+A rule names a cause only when the evidence points to it; otherwise nothing is said.
 """
 from __future__ import annotations
 
+import ast
 import re
+from dataclasses import dataclass
+from typing import Mapping
 
-_RULES: list[tuple[tuple[str, ...], str, str]] = [
-    (("RuntimeError",), r"Can't call numpy\(\) on Tensor that requires grad",
-     "a tensor that requires grad is turned into a NumPy array: call .detach() first "
-     "(weights.detach().cpu().numpy())"),
+from autograder.diagnosis.causes import Cause, Diagnosis
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One of the student's frames: the line that ran (``line``) and its function's source from
+    its ``def`` to that line (``body``; "" when the file's text is not known)."""
+    line: str
+    body: str
+
+
+# --------------------------------------------------------------------------- message rules
+
+_RULES: list[tuple[tuple[str, ...], str, Cause]] = [
+    (("RuntimeError",), r"Can't call numpy\(\) on Tensor that requires grad", Cause.NUMPY_OF_GRAD_TENSOR),
     (("RuntimeError",), r"view size is not compatible with input tensor's size and stride",
-     ".view(...) on a tensor made non-contiguous by transpose: use .reshape(...) or "
-     ".contiguous().view(...)"),
-    (("RuntimeError",), r"expected (scalar type|m1 and m2 to have the same dtype|both vectors to have same dtype)"
-                        r"|(Double|Float|Half) but found (Double|Float|Half)|mat1 and mat2 must have the same dtype",
-     "a tensor of another dtype enters the computation (e.g. torch.tensor(…) or a mask created in "
-     "float64 next to float32 inputs): create new tensors with dtype=x.dtype, or use Python floats"),
+     Cause.VIEW_AFTER_TRANSPOSE),
+    (("RuntimeError",), r"expected (scalar type|m1 and m2 to have the same dtype|mat1 and mat2 to have the same "
+                        r"dtype|both vectors to have same dtype)|(Double|Float|Half) but found (Double|Float|Half)"
+                        r"|mat1 and mat2 must have the same dtype", Cause.DTYPE_MIX),
     (("TypeError",), r"~ \(operator\.invert\) is only implemented on integer and Boolean-type tensors"
-                     r"|masked_fill_? only supports boolean masks|expected BoolTensor",
-     "the mask is a float tensor: masks are torch.bool (torch.ones(n, n, dtype=torch.bool).tril(), "
-     "or compare: positions <= i)"),
+                     r"|masked_fill_? only supports boolean masks|expected BoolTensor", Cause.MASK_NOT_BOOL),
     (("RuntimeError",), r"masked_fill_? only supports boolean masks|expected BoolTensor|Expected.*Bool",
-     "the mask is a float tensor: masks are torch.bool (torch.ones(n, n, dtype=torch.bool).tril(), "
-     "or compare: positions <= i)"),
+     Cause.MASK_NOT_BOOL),
     (("RuntimeError",), r"a leaf Variable that requires grad is being used in an in-place operation",
-     "an in-place operation on an input (Q /= …, x += …, masked_fill_): compute a new tensor instead"),
+     Cause.IN_PLACE),
     (("RuntimeError",), r"one of the variables needed for gradient computation has been modified by an inplace",
-     "an in-place operation on a tensor autograd still needs: use the out-of-place form "
-     "(masked_fill, not masked_fill_; x = x + y, not x += y)"),
-    (("TypeError",), r"got an unexpected keyword argument '(\w+)'",
-     "the function's signature lacks the parameter '{0}' of the docstring: add it (with its default)"),
-    (("TypeError",), r"takes (\d+) positional arguments? but (\d+) (were|was) given",
-     "the function's signature has fewer parameters than the docstring: compare it with the stub"),
+     Cause.IN_PLACE_NEEDED_BY_AUTOGRAD),
+    (("TypeError",), r"got an unexpected keyword argument '\w+'", Cause.SIGNATURE_MISSING_PARAMETER),
+    (("TypeError",), r"takes \d+ positional arguments? but \d+ (were|was) given", Cause.SIGNATURE_TOO_FEW_PARAMETERS),
+    (("BannedAPIError",), r"", Cause.BANNED_API),
 ]
 
+# --------------------------------------------------------------------------- shape errors
 
-# A shape error raised on the line that computes a gradient says which transpose is missing.
+# The messages of a shape mismatch in a product or a broadcast (NumPy and PyTorch).
+_SHAPE_MISMATCH = (r"matmul|mat1 and mat2 shapes cannot be multiplied|Expected size for first two dimensions"
+                   r"|shapes .* not aligned|could not be broadcast|must match the size of tensor b"
+                   r"|expanded size of the tensor|Attempting to broadcast|size mismatch|cannot be multiplied")
+_SHAPE_ERROR = _SHAPE_MISMATCH + r"|too many values to unpack|not enough values to unpack"
+_PRODUCT = r"@|matmul|\bmm\(|bmm\(|einsum|np\.dot|\.dot\("
+
+# dV / dK computed without the transpose their formula needs (the line that raised says which).
 _NO_TRANSPOSE = r"(\.T\b|\.mT\b|swapaxes|transpose|moveaxis|permute|einsum)"
-_LINE_RULES: list[tuple[str, str]] = [
-    (r"^\s*d_?V\w*\s*=\s*[^#]*@",
-     "dV is computed without transposing the weights: dV = Pᵀ @ d_output "
-     "(np.swapaxes(P, -1, -2) @ d_output), shape (..., m, d_v)"),
-    (r"^\s*d_?K\w*\s*=\s*[^#]*@",
-     "dK is computed without transposing dS: dK = dSᵀ @ Q / √d_k (np.swapaxes(dS, -1, -2) @ Q), "
-     "shape (..., m, d_k)"),
+_GRADIENT_LINES: list[tuple[str, Cause]] = [
+    (r"^\s*(d_?v|grad_?v)\w*\s*=\s*[^#]*@", Cause.EX1_BACK_DV_NOT_T),
+    (r"^\s*(d_?k|grad_?k)\w*\s*=\s*[^#]*@", Cause.EX1_BACK_DK_NOT_T),
 ]
 
+# A mask given an axis it does not need: mask.unsqueeze(…), mask[:, None], mask[None].
+_MASK_EXTRA_AXIS = r"\b\w*mask\w*\s*\.unsqueeze_?\(|\b\w*mask\w*\s*\[\s*(?::\s*,\s*)*None\b"
+# Indexing with a boolean mask whose shape is not the indexed array's.
+_MASK_INDEX_MESSAGE = r"shape of the mask .* does not match|boolean index did not match"
 
-def _shape_error_line_cause(type_name: str, message: str, where: list) -> str | None:
-    if type_name != "ValueError" or not re.search(r"matmul|shapes .* not aligned|could not be broadcast", message):
+
+def _code(line: str) -> str:
+    return line.split("#")[0]
+
+
+def _shape_cause(type_name: str, message: str, frames: list[Frame]) -> Cause | None:
+    if not frames:
         return None
-    if not where or len(where[-1]) < 4:
-        return None
-    src = str(where[-1][3]).split("#")[0]
-    if re.search(_NO_TRANSPOSE, src):
-        return None
-    for pattern, cause in _LINE_RULES:
-        if re.search(pattern, src):
+    last = _code(frames[-1].line)
+    if type_name == "ValueError" and re.search(r"matmul|shapes .* not aligned|could not be broadcast", message) \
+            and not re.search(_NO_TRANSPOSE, last):
+        for pattern, cause in _GRADIENT_LINES:
+            if re.search(pattern, last, re.I):
+                return cause
+    if type_name == "IndexError" and re.search(_MASK_INDEX_MESSAGE, message) and re.search(r"\[[^\]]*mask", last):
+        return Cause.MASK_INDEXING
+    if type_name in ("ValueError", "RuntimeError") and re.search(_SHAPE_MISMATCH, message) \
+            and re.search(r"\.T\b", last) and re.search(_PRODUCT, last):
+        return Cause.BATCHED_DOT_T
+    if type_name in ("ValueError", "RuntimeError") and re.search(_SHAPE_ERROR, message) \
+            and any(re.search(_MASK_EXTRA_AXIS, _code(line)) for f in frames for line in f.body.splitlines()):
+        return Cause.MASK_EXTRA_AXIS
+    return None
+
+
+# --------------------------------------------------------------------------- the student's code
+
+def function_body(source: str, line: int) -> str:
+    """The innermost function of ``source`` holding ``line``, from its ``def`` to the end of the
+    statement on that line (a call written over several lines is read whole)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    if best is None:
+        return ""
+    end = min((n.end_lineno or n.lineno for n in ast.walk(best)
+               if isinstance(n, ast.stmt) and not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.lineno <= line <= (n.end_lineno or n.lineno)), default=line)
+    return "\n".join(source.splitlines()[best.lineno - 1:max(end, line)])
+
+
+def frames_of(where: list | None, sources: Mapping[str, str] | None = None) -> list[Frame]:
+    """The student's frames (``where``: [file, line, function, source line] each; a probe's
+    report may give [line, function, source line]) with their functions' bodies from
+    ``sources`` (file name -> text) when known."""
+    frames = []
+    for entry in where or []:
+        entry = list(entry)
+        if len(entry) == 3:
+            entry = [""] + entry
+        if len(entry) < 4:
+            continue
+        filename, number, _, text = entry[:4]
+        source = _source_for(str(filename), sources or {})
+        body = function_body(source, int(number)) if source and isinstance(number, int) else ""
+        frames.append(Frame(str(text), body or str(text)))
+    return frames
+
+
+def _source_for(filename: str, sources: Mapping[str, str]) -> str | None:
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    if base in sources:
+        return sources[base]
+    return next(iter(sources.values())) if len(sources) == 1 and not base else None
+
+
+def cause_of_error(type_name: str, message: str, where: list | None = None,
+                   sources: Mapping[str, str] | None = None) -> Diagnosis | None:
+    """The likely mistake behind ``type_name: message`` raised by the student's code, if known.
+    ``where``: the student's traceback frames; ``sources``: the student's files (name -> text),
+    to read the functions on the traceback."""
+    frames = frames_of(where, sources)
+    if cause := _shape_cause(type_name, message or "", frames):
+        return cause
+    for types, pattern, cause in _RULES:
+        if type_name in types and re.search(pattern, message or ""):
             return cause
     return None
 
 
-def cause_of_error(type_name: str, message: str, where: list | None = None) -> str | None:
-    """The likely mistake behind ``type_name: message`` (from the student's code), if known;
-    ``where`` (the student's traceback frames: file, line, function, source) helps with shape
-    errors."""
-    if cause := _shape_error_line_cause(type_name, message, where or []):
-        return cause
-    for types, pattern, cause in _RULES:
-        if type_name in types and (match := re.search(pattern, message or "")):
-            return cause.format(*match.groups()) if match.groups() else cause
-    return None
+# --------------------------------------------------------------------------- other devices
+
+_VALUE_READ = r"\.item\(\)|\.numpy\(\)|\.tolist\(\)|\b(float|int|bool)\((?!\s*[\"'\d])|^\s*(if|elif|while)\b|\bnp\."
+_FACTORY = r"torch\.(zeros|ones|empty|full|arange|eye|tensor|rand\w*|linspace|tril|triu)\("
+# what PyTorch says when a tensor on the CPU meets one on another device (meta standing for a GPU)
+_MIXED = r"expected device|same device|on device \w+ is not"
+# what it says when a value is read out of a tensor on a device without values
+_VALUE = r"_local_scalar_dense|data-dependent|to numpy|item\(\)"
+
+
+def device_cause(message: str, frames: list[Frame]) -> Diagnosis | None:
+    """Why a call on PyTorch's meta device (standing for a GPU) failed, from what PyTorch says
+    and the student's code: a tensor made on the default device (two devices met; or a copy out
+    of a meta tensor into a buffer made by a factory without ``device=``), a value read out of a
+    tensor (said by PyTorch, or on the line that raised), a fill value given as a CPU tensor;
+    both of the first two when neither the message nor the code tells which (never one picked)."""
+    from autograder.diagnosis.causes import diagnosis_of
+
+    if "`value` to be on same device" in message:
+        return Cause.FILL_VALUE_TENSOR
+    if re.search(_MIXED, message):
+        return Cause.TENSOR_ON_DEFAULT_DEVICE
+    if re.search(_VALUE, message):
+        return Cause.VALUE_READ_OUT
+    read = any(re.search(_VALUE_READ, _code(f.line)) for f in frames[-1:])
+    made = any(re.search(_FACTORY, line) and "device" not in line
+               for f in frames for line in map(_code, f.body.splitlines()))
+    if read != made:
+        return Cause.VALUE_READ_OUT if read else Cause.TENSOR_ON_DEFAULT_DEVICE
+    return diagnosis_of([Cause.TENSOR_ON_DEFAULT_DEVICE, Cause.VALUE_READ_OUT])

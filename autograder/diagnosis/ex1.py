@@ -1,9 +1,10 @@
 """ex1 known mistakes: what a student's attention returns when it makes a common error.
 
-Each function takes the test's own inputs and returns ``{hint: output}`` for
-:func:`autograder.suites.checks.expect_close` (``mistakes=``). Everything is computed
-here, in the grading process, with NumPy in float64; nothing runs in the worker.
-The hints speak to the student in the course's terms.
+Each function takes the test's own inputs and returns ``{cause: output}`` for
+:func:`autograder.suites.checks.expect_close` (``mistakes=``), the causes being
+:class:`autograder.diagnosis.causes.Cause` members (their sentences speak to the student in the
+course's terms). Everything is computed here, in the grading process, with NumPy in float64;
+nothing runs in the worker.
 """
 from __future__ import annotations
 
@@ -14,56 +15,37 @@ import numpy as np
 import torch
 
 from autograder.diagnosis import Candidates
+from autograder.diagnosis.causes import Cause
 
-# --------------------------------------------------------------------------- hints
+# --------------------------------------------------------------------------- causes
 
-NO_SCALE = ("your result matches attention *without* the 1/√d_k scaling: divide the scores "
-            "Q Kᵀ by √d_k, with d_k = Q.shape[-1]")
-SCALE_DV = ("your result matches attention scaled by √d_v instead of √d_k: d_k is the size of "
-            "the queries and keys (Q.shape[-1]), not of the values")
-SCALE_NO_SQRT = "your result matches attention scaled by 1/d_k instead of 1/√d_k: take the square root"
-SCALE_M = ("your result matches attention scaled by the number of keys instead of √d_k: "
-           "d_k is Q.shape[-1], the feature size")
-WRONG_AXIS = ("your weights are normalised over the queries (axis -2) instead of over the keys "
-              "(the last axis): each row of weights, one per query, must sum to 1")
-INVERTED_MASK = ("your result matches attention with the mask inverted: in this course `True` "
-                 "means *may attend*, so fill the scores where the mask is False")
-MASK_AFTER = ("your result matches applying the mask *after* the softmax (zeroing weights without "
-              "renormalising): fill the masked scores with -inf (or -1e9) *before* the softmax")
-MASK_IGNORED = "your result matches attention with the mask ignored: masked keys must get weight 0"
-MASK_ZERO = ("your result matches setting masked scores to 0 (e.g. scores * mask): a score of 0 "
-             "still gets weight; fill masked scores with -inf or -1e9 instead")
-TRANSPOSED = "your weights look transposed: weights[..., i, j] is how much query i attends to key j"
-OUTPUT_IS_WEIGHTS_T = "your output matches weightsᵀ @ V: the output is weights @ V, shape (..., n, d_v)"
-
-SOFTMAX_LAST_AXIS = ("your softmax normalises over the last axis whatever `axis` says: use the "
-                     "`axis` argument in the max and in the sum")
-SOFTMAX_GLOBAL = ("your softmax normalises over the whole array: sum along `axis` with "
-                  "keepdims=True so that each slice sums to 1")
-SOFTMAX_SUM_LAST = ("your softmax sums over the last axis whatever `axis` says: use axis=axis in the "
-                    "sum (and in the max), with keepdims=True")
-SOFTMAX_NO_SHIFT = ("exp overflows for large entries: subtract each slice's max along `axis` "
-                    "(keepdims=True) before np.exp; softmax does not change under that shift")
-SOFTMAX_GLOBAL_MAX = ("you subtract the max of the whole array: slices far below it underflow to 0/0; "
-                      "subtract each slice's own max along `axis` (keepdims=True)")
-
-BACK_NO_ROWSUM = ("your dQ/dK miss the second term of the softmax backward: with the Jacobian "
-                  "diag(p) − p pᵀ, dS = P ⊙ (dP − rowsum(dP ⊙ P))")
-BACK_NO_SCALE = "your dQ/dK miss the 1/√d_k factor: the scores were scaled in the forward pass"
-BACK_MASK_IGNORED = ("your gradients ignore the mask: recompute the forward weights with the same "
-                     "mask (masked weights are 0, so they pass no gradient)")
-BACK_DV_NOT_T = "your dV matches P @ dO: it should be Pᵀ @ dO (weights transposed over the last two axes)"
-BACK_DK_NOT_T = "your dK matches dS @ Q: it should be dSᵀ @ Q, scaled by 1/√d_k"
-BACK_DQ_USES_V = "your dQ matches dS @ V: the scores are Q Kᵀ, so dQ = dS @ K / √d_k"
-
-NG_FORWARD = ("your gradient matches forward differences (f(x+eps·e_i) − f(x)) / eps: use central "
-              "differences (f(x+eps·e_i) − f(x−eps·e_i)) / (2·eps)")
-NG_BACKWARD = ("your gradient matches backward differences (f(x) − f(x−eps·e_i)) / eps: use central "
-               "differences (f(x+eps·e_i) − f(x−eps·e_i)) / (2·eps)")
-NG_HALF = "your gradient is twice the central difference: divide by 2·eps, not by eps"
-NG_PRECEDENCE = ("your gradient matches (f(x+eps·e_i) − f(x−eps·e_i)) / 2 * eps: Python reads that as "
-                 "((…) / 2) * eps; write / (2 * eps)")
-NG_IGNORES_EPS = "your gradient matches the default step 1e-6: use the `eps` argument you are given"
+NO_SCALE = Cause.EX1_NO_SCALE
+SCALE_DV = Cause.EX1_SCALE_DV
+SCALE_NO_SQRT = Cause.EX1_SCALE_NO_SQRT
+SCALE_M = Cause.EX1_SCALE_M
+WRONG_AXIS = Cause.EX1_WRONG_AXIS
+INVERTED_MASK = Cause.EX1_INVERTED_MASK
+MASK_AFTER = Cause.EX1_MASK_AFTER
+MASK_IGNORED = Cause.EX1_MASK_IGNORED
+MASK_ZERO = Cause.EX1_MASK_ZERO
+TRANSPOSED = Cause.EX1_TRANSPOSED
+OUTPUT_IS_WEIGHTS_T = Cause.EX1_OUTPUT_IS_WEIGHTS_T
+SOFTMAX_LAST_AXIS = Cause.EX1_SOFTMAX_LAST_AXIS
+SOFTMAX_GLOBAL = Cause.EX1_SOFTMAX_GLOBAL
+SOFTMAX_SUM_LAST = Cause.EX1_SOFTMAX_SUM_LAST
+SOFTMAX_NO_SHIFT = Cause.EX1_SOFTMAX_NO_SHIFT
+SOFTMAX_GLOBAL_MAX = Cause.EX1_SOFTMAX_GLOBAL_MAX
+BACK_NO_ROWSUM = Cause.EX1_BACK_NO_ROWSUM
+BACK_NO_SCALE = Cause.EX1_BACK_NO_SCALE
+BACK_MASK_IGNORED = Cause.EX1_BACK_MASK_IGNORED
+BACK_DV_NOT_T = Cause.EX1_BACK_DV_NOT_T
+BACK_DK_NOT_T = Cause.EX1_BACK_DK_NOT_T
+BACK_DQ_USES_V = Cause.EX1_BACK_DQ_USES_V
+NG_FORWARD = Cause.EX1_NG_FORWARD
+NG_BACKWARD = Cause.EX1_NG_BACKWARD
+NG_HALF = Cause.EX1_NG_HALF
+NG_PRECEDENCE = Cause.EX1_NG_PRECEDENCE
+NG_IGNORES_EPS = Cause.EX1_NG_IGNORES_EPS
 
 
 # --------------------------------------------------------------------------- helpers
@@ -146,24 +128,24 @@ def softmax_mistakes(x, axis: int = -1) -> Candidates:
     return out
 
 
-def softmax_nan_hint(got, x, axis: int = -1) -> str:
-    """Name the unstable softmax whose NaN pattern ``got`` shares ("" if none does)."""
+def softmax_nan_hint(got, x, axis: int = -1) -> Cause | None:
+    """Name the unstable softmax whose NaN pattern ``got`` shares (None if none does)."""
     try:
         nan = np.isnan(f64(got))
     except (TypeError, ValueError):
-        return ""
+        return None
     xa = f64(x)
     if nan.shape != xa.shape or not nan.any():
-        return ""
+        return None
     with np.errstate(all="ignore"):
         e = np.exp(xa)
         plain = e / e.sum(axis=axis, keepdims=True)
         g = np.exp(xa - np.max(xa))
         global_max = g / g.sum(axis=axis, keepdims=True)
-    for hint, variant in ((SOFTMAX_NO_SHIFT, plain), (SOFTMAX_GLOBAL_MAX, global_max)):
+    for cause, variant in ((SOFTMAX_NO_SHIFT, plain), (SOFTMAX_GLOBAL_MAX, global_max)):
         if np.array_equal(np.isnan(variant), nan):
-            return hint
-    return ""
+            return cause
+    return None
 
 
 # --------------------------------------------------------------------------- backward
@@ -182,24 +164,25 @@ def _backward(dO, Q, K, V, mask=None, *, rowsum=True, scale=True, use_mask=True,
 
 
 def backward(dO, Q, K, V, mask=None, which: int = 0) -> Candidates:
-    """Known wrong backward passes for dQ (``which=0``), dK (1) or dV (2)."""
-    variants: list[tuple[str, dict]] = [(BACK_NO_ROWSUM, {"rowsum": False}),
-                                        (BACK_NO_SCALE, {"scale": False})]
+    """Known wrong backward passes for dQ (``which=0``), dK (1) or dV (2); for dV also
+    Pᵀ @ d_output with the weights of each wrong forward pass, named by the forward's cause
+    (the backward recomputes the forward: fix that first)."""
+    variants: list[tuple[Cause, dict]] = [(BACK_NO_ROWSUM, {"rowsum": False}),
+                                          (BACK_NO_SCALE, {"scale": False})]
     if mask is not None:
         variants.append((BACK_MASK_IGNORED, {"use_mask": False}))
     variants += [(BACK_DV_NOT_T, {"dv_t": False}), (BACK_DK_NOT_T, {"dk_t": False}),
                  (BACK_DQ_USES_V, {"dq_k": False})]
-    out: dict[str, np.ndarray] = {}
-    for hint, flags in variants:
+    out: list[tuple[Cause, np.ndarray]] = []
+    for cause, flags in variants:
         try:
-            out[hint] = _backward(dO, Q, K, V, mask, **flags)[which]
+            out.append((cause, _backward(dO, Q, K, V, mask, **flags)[which]))
         except ValueError:                         # a variant that cannot even be formed here
             continue
     if which == 2:                                 # dV = Pᵀ dO with the weights of a wrong forward pass
-        for hint, P in forward(Q, K, V, mask, "weights").items():
+        for cause, P in forward(Q, K, V, mask, "weights").items():
             if P.shape[-2:] == (f64(Q).shape[-2], f64(K).shape[-2]):
-                out.setdefault(f"dV = weightsᵀ @ d_output uses wrong weights — {hint} "
-                               "(fix scaled_dot_product_attention_np first)", np.swapaxes(P, -1, -2) @ f64(dO))
+                out.append((cause, np.swapaxes(P, -1, -2) @ f64(dO)))
     return out
 
 

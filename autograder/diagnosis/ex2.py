@@ -1,7 +1,7 @@
 """ex2 (visualize.py): known mistakes in heatmaps and in top_attended.
 
 Every function builds, from the test's own inputs, what a specific wrong implementation
-would display or return, keyed by the hint shown to the student. Runs in the grader.
+would display or return, keyed by its cause (``causes.Cause``). Runs in the grader.
 """
 from __future__ import annotations
 
@@ -9,34 +9,28 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from autograder.diagnosis import Candidates, diagnose, join_hints
+from autograder.diagnosis import Candidates, diagnose
+from autograder.diagnosis.causes import Cause, Diagnosis, diagnosis_of
 
-ROWS_FLIPPED = ("the rows are upside down: query 0 must be the TOP row. With imshow keep the "
-                "default origin='upper' (origin='lower' puts row 0 at the bottom); with "
-                "pcolormesh call ax.invert_yaxis()")
-TRANSPOSED = ("your heatmap is transposed: queries must be rows (top to bottom) and keys "
-              "columns (left to right), i.e. draw weights, not weights.T")
+ROWS_FLIPPED = Cause.EX2_ROWS_FLIPPED
+TRANSPOSED = Cause.EX2_HEATMAP_TRANSPOSED
 
 
 def heatmap_mistakes(weights: Any) -> Candidates:
-    """{hint: the displayed matrix that mistake produces} for an (n, m) weight matrix."""
+    """{cause: the displayed matrix that mistake produces} for an (n, m) weight matrix."""
     w = np.asarray(weights, dtype=np.float64)
     return {
         TRANSPOSED: w.T,
         ROWS_FLIPPED: w[::-1],
-        "the columns are mirrored: key 0 must be the LEFTMOST column (do not invert the x axis)":
-            w[:, ::-1],
-        "the heatmap is upside down and mirrored (rotated by 180°): query 0 belongs in the top "
-        "row and key 0 in the left column": w[::-1, ::-1],
-        "your heatmap is transposed AND upside down: queries are rows counted from the top, "
-        "keys columns counted from the left": w.T[::-1],
-        "your heatmap is transposed and mirrored: queries are rows counted from the top, keys "
-        "columns counted from the left": w.T[:, ::-1],
+        Cause.EX2_COLUMNS_MIRRORED: w[:, ::-1],
+        Cause.EX2_ROTATED: w[::-1, ::-1],
+        Cause.EX2_TRANSPOSED_FLIPPED: w.T[::-1],
+        Cause.EX2_TRANSPOSED_MIRRORED: w.T[:, ::-1],
     }
 
 
-def matrix_hint(shown: Any, weights: Any) -> str | None:
-    """The hint naming how ``shown`` (as displayed) went wrong, if a known mistake explains it."""
+def matrix_hint(shown: Any, weights: Any) -> Diagnosis | None:
+    """The cause of how ``shown`` (as displayed) went wrong, if a known mistake explains it."""
     if shown is None:
         return None
     try:
@@ -46,33 +40,26 @@ def matrix_hint(shown: Any, weights: Any) -> str | None:
     return diagnose(got, heatmap_mistakes(weights), rtol=1e-6, atol=1e-6)
 
 
-def tick_hint(got: Sequence[str], want: Sequence[str], other: Sequence[str], axis: str) -> str | None:
+def tick_hint(got: Sequence[str], want: Sequence[str], other: Sequence[str], axis: str) -> Cause | None:
     """Why the tick labels of ``axis`` ("x"/"y") differ from ``want`` (``other``: the other axis' tokens)."""
     got, want, other = list(got), [str(t) for t in want], [str(t) for t in other]
     if got == want[::-1]:
-        if axis == "y":
-            return ("the query labels run bottom-to-top: query 0 must be labelled at the TOP "
-                    "(origin='lower' without inverting the y axis?)")
-        return "the key labels run right-to-left: key 0 must be labelled at the LEFT"
+        return Cause.EX2_QUERY_LABELS_BOTTOM_UP if axis == "y" else Cause.EX2_KEY_LABELS_RIGHT_TO_LEFT
     if got == other and other != want:
-        return ("the token lists are swapped: query tokens label the y axis (rows) and key "
-                "tokens the x axis (columns)")
+        return Cause.EX2_TOKENS_SWAPPED
     if [g for g in got if g] == want and len(got) > len(want):
-        return ("there are extra, unlabelled ticks: set exactly one tick per token, at the "
-                "cell centres (ax.set_xticks(range(m)) / ax.set_yticks(range(n)))")
+        return Cause.EX2_EXTRA_TICKS
     if len(got) == len(want) + 1 and got[1:] == want:
-        return ("the labels are shifted by one tick: set the tick positions first "
-                "(set_xticks(range(m))) and then the labels, one per token")
+        return Cause.EX2_TICKS_SHIFTED
     if len(got) < len(want) and all(g in want for g in got):
-        return ("some tokens have no tick: set one tick per token (matplotlib's automatic "
-                "ticks skip some)")
+        return Cause.EX2_TICKS_MISSING
     if got and all(g == "" for g in got):
-        return "the ticks have no labels: label them with the tokens"
+        return Cause.EX2_TICKS_UNLABELLED
     return None
 
 
-def top_attended_mistakes(weights: Any, key_tokens: Sequence[str], k: int) -> dict[str, list]:
-    """{hint: the list a wrong top_attended returns} for an (n, m) weight matrix."""
+def top_attended_mistakes(weights: Any, key_tokens: Sequence[str], k: int) -> dict[Cause, list]:
+    """{cause: the list a wrong top_attended returns} for an (n, m) weight matrix."""
     w = np.asarray(weights, dtype=np.float64)
     tokens = list(key_tokens)
     m = w.shape[-1]
@@ -86,23 +73,14 @@ def top_attended_mistakes(weights: Any, key_tokens: Sequence[str], k: int) -> di
     smallest_last = np.argsort(-w, axis=-1, kind="stable")[:, :k][:, ::-1]
     return {
         **library_tie_orders(w, tokens, k),
-        "you return the keys with the SMALLEST weights: sort in decreasing order "
-        "(largest weight first)": pick(ascending),
-        "ties go to the higher key index in your code: among equal weights the key that comes "
-        "first in key_tokens must come first (use a stable sort of -weights, or "
-        "np.argsort(-row, kind='stable'))": pick(high_ties),
-        "the right keys, but in increasing order of weight: list the largest first":
-            pick(smallest_last),
+        Cause.EX2_TOP_SMALLEST: pick(ascending),
+        Cause.EX2_TOP_TIES_HIGH: pick(high_ties),
+        Cause.EX2_TOP_INCREASING: pick(smallest_last),
     }
 
 
-TIE_FIX = ("among equal weights the key that comes first in key_tokens must come first: use a stable "
-           "sort of the negated weights (np.argsort(-row, kind='stable'), "
-           "torch.sort(-row, stable=True)) or sorted(range(m), key=lambda j: -row[j])")
-
-
-def library_tie_orders(weights: Any, key_tokens: Sequence[str], k: int) -> dict[str, list]:
-    """{hint: the list} of rankings made by library calls that do not promise the lower index
+def library_tie_orders(weights: Any, key_tokens: Sequence[str], k: int) -> dict[Cause, list]:
+    """{cause: the list} of rankings made by library calls that do not promise the lower index
     first among ties, run here on the test's own weights (the same library as the worker's)."""
     import torch
 
@@ -110,14 +88,13 @@ def library_tie_orders(weights: Any, key_tokens: Sequence[str], k: int) -> dict[
     t = torch.from_numpy(w.copy())
     tokens = list(key_tokens)
     orders = {
-        "torch.topk": t.topk(k, dim=-1).indices.numpy(),
-        "torch.argsort(…, descending=True)": torch.argsort(t, dim=-1, descending=True)[:, :k].numpy(),
-        "np.argsort(-weights) (its default quicksort is not stable)": np.argsort(-w, axis=-1)[:, :k],
+        Cause.EX2_TIES_TOPK: t.topk(k, dim=-1).indices.numpy(),
+        Cause.EX2_TIES_ARGSORT_DESCENDING: torch.argsort(t, dim=-1, descending=True)[:, :k].numpy(),
+        Cause.EX2_TIES_QUICKSORT: np.argsort(-w, axis=-1)[:, :k],
     }
-    return {f"ties are ordered by {name}, which does not put the lower key index first; {TIE_FIX}":
-            [[tokens[j] for j in row] for row in order.tolist()] for name, order in orders.items()}
+    return {cause: [[tokens[j] for j in row] for row in order.tolist()] for cause, order in orders.items()}
 
 
-def list_hint(got: Any, candidates: dict[str, list]) -> str | None:
-    """Every hint whose list equals ``got`` (joined when several fit), or None."""
-    return join_hints([hint for hint, value in candidates.items() if got == value])
+def list_hint(got: Any, candidates: dict[Cause, list]) -> Diagnosis | None:
+    """Every cause whose list equals ``got`` (``Several`` when several fit), or None."""
+    return diagnosis_of([cause for cause, value in candidates.items() if got == value])

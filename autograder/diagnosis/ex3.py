@@ -2,7 +2,7 @@
 
 ``forward_mistakes`` runs a configurable multi-head attention (float64, in the grader)
 with the same weights and inputs as the test, once per common mistake, and returns
-{hint: output} (or weights) for ``checks.expect_close(..., mistakes=...)``.
+(cause, output) pairs (or weights) for ``checks.expect_close(..., mistakes=...)``.
 """
 from __future__ import annotations
 
@@ -12,40 +12,26 @@ from typing import Any, Mapping
 import torch
 
 from autograder.diagnosis import Candidates
+from autograder.diagnosis.causes import Cause
 
-SPLIT_NO_TRANSPOSE = ("split_heads reshapes straight to (B, h, n, d_head): that cuts the "
-                      "sequence, not the features, into heads. Reshape to (B, n, h, d_head) "
-                      "and then transpose(1, 2)")
-COMBINE_NO_TRANSPOSE = ("combine_heads reshapes (B, h, n, d_head) straight to (B, n, d_model) "
-                        "without transposing back: transpose(1, 2) to (B, n, h, d_head) first, "
-                        "then reshape (use .contiguous() or .reshape)")
-SCALE_D_MODEL = ("the scores are scaled by √d_model; in multi-head attention each head's "
-                 "dot products have d_head = d_model // h terms, so divide by √d_head")
-SCALE_NONE = "the scores are not scaled: divide q kᵀ by √d_head before the softmax"
-NO_W_O = "the output projection W_o is missing: output = W_o(combine_heads(heads))"
-MASK_INVERTED = ("the mask is inverted: True means \"may attend\", so fill the scores where "
-                 "the mask is False (masked_fill(~mask, -inf))")
-SOFTMAX_AXIS = ("the softmax runs over the wrong axis: each query's weights over the keys "
-                "must sum to 1 (softmax over the last axis, dim=-1)")
-MASK_MULTIPLIED = ("the mask multiplies the scores, which makes masked scores 0 (still attended to), "
-                   "not -inf: use scores.masked_fill(~mask, float('-inf')) (or -1e9)")
-INTERLEAVED = ("the heads take every h-th feature instead of a contiguous block: head i owns "
-               "features i·d_head … (i+1)·d_head − 1 (reshape to (B, n, h, d_head))")
-MASK_AFTER = ("the mask is applied after the softmax (zeroing weights): mask the scores "
-              "before the softmax so each row still sums to 1")
-KV_SWAPPED = ("the keys are projected from `value` and the values from `key`: k = W_k(key), "
-              "v = W_v(value)")
-V_WITH_W_K = "the values are projected with W_k: v = W_v(value)"
-V_FROM_KEY = ("the value projection is applied to the key tensor: v = W_v(value), not W_v(key) "
-              "(in cross-attention the keys and the values are different inputs)")
-K_FROM_VALUE = "the key projection is applied to the value tensor: k = W_k(key), not W_k(value)"
-K_WITH_W_Q = "the keys are projected with W_q: k = W_k(key)"
-KV_FROM_QUERY = ("the keys and values are computed from `query` (self-attention only): in "
-                 "cross-attention k = W_k(key) and v = W_v(value)")
-WEIGHTS_AVERAGED = ("the returned weights are averaged over the heads: return the per-head weights, "
-                    "shape (B, h, n, m), as the docstring asks")
-WEIGHTS_HEADS_MISSING = ("the returned weights have no head axis: return the per-head weights "
-                         "(B, h, n, m), not an average, sum or a single head")
+SPLIT_NO_TRANSPOSE = Cause.EX3_SPLIT_NO_TRANSPOSE
+COMBINE_NO_TRANSPOSE = Cause.EX3_COMBINE_NO_TRANSPOSE
+SCALE_D_MODEL = Cause.EX3_SCALE_D_MODEL
+SCALE_NONE = Cause.EX3_NO_SCALE
+NO_W_O = Cause.EX3_NO_W_O
+MASK_INVERTED = Cause.EX3_MASK_INVERTED
+SOFTMAX_AXIS = Cause.EX3_SOFTMAX_AXIS
+MASK_MULTIPLIED = Cause.EX3_MASK_MULTIPLIED
+INTERLEAVED = Cause.EX3_INTERLEAVED
+MASK_AFTER = Cause.EX3_MASK_AFTER
+KV_SWAPPED = Cause.EX3_KV_SWAPPED
+V_WITH_W_K = Cause.EX3_V_WITH_W_K
+V_FROM_KEY = Cause.EX3_V_FROM_KEY
+K_FROM_VALUE = Cause.EX3_K_FROM_VALUE
+K_WITH_W_Q = Cause.EX3_K_WITH_W_Q
+KV_FROM_QUERY = Cause.EX3_KV_FROM_QUERY
+WEIGHTS_AVERAGED = Cause.EX3_WEIGHTS_AVERAGED
+WEIGHTS_HEADS_MISSING = Cause.EX3_WEIGHTS_HEADS_MISSING
 
 
 def _split(x: torch.Tensor, h: int, transpose: bool | str = True) -> torch.Tensor:
@@ -111,44 +97,44 @@ def forward(state: Mapping[str, torch.Tensor], num_heads: int, query, key, value
     return out, weights
 
 
-_VARIANTS: dict[str, dict[str, Any]] = {
-    SPLIT_NO_TRANSPOSE: {"split_transpose": False, "combine_transpose": False},
-    SPLIT_NO_TRANSPOSE + " (and combine_heads only undoes that reshape)": {"split_transpose": False},
-    COMBINE_NO_TRANSPOSE: {"combine_transpose": False},
-    SCALE_D_MODEL: {"scale": "d_model"},
-    SCALE_NONE: {"scale": "none"},
-    NO_W_O: {"use_w_o": False},
-    MASK_INVERTED: {"invert_mask": True},
-    SOFTMAX_AXIS: {"softmax_dim": -2},
-    MASK_AFTER: {"mask_after_softmax": True},
-    MASK_MULTIPLIED: {"multiply_mask": True},
-    INTERLEAVED: {"split_transpose": "interleaved", "combine_transpose": "interleaved"},
-    INTERLEAVED + " (in split_heads)": {"split_transpose": "interleaved"},
-    KV_SWAPPED: {"projections": ("W_q", "query", "W_k", "value", "W_v", "key")},
-    V_WITH_W_K: {"projections": ("W_q", "query", "W_k", "key", "W_k", "value")},
-    K_WITH_W_Q: {"projections": ("W_q", "query", "W_q", "key", "W_v", "value")},
-    V_FROM_KEY: {"projections": ("W_q", "query", "W_k", "key", "W_v", "key")},
-    K_FROM_VALUE: {"projections": ("W_q", "query", "W_k", "value", "W_v", "value")},
-    KV_FROM_QUERY: {"projections": ("W_q", "query", "W_k", "query", "W_v", "query")},
-}
+_VARIANTS: list[tuple[Cause, dict[str, Any]]] = [
+    (SPLIT_NO_TRANSPOSE, {"split_transpose": False, "combine_transpose": False}),
+    (SPLIT_NO_TRANSPOSE, {"split_transpose": False}),          # combine_heads only undoes that reshape
+    (COMBINE_NO_TRANSPOSE, {"combine_transpose": False}),
+    (SCALE_D_MODEL, {"scale": "d_model"}),
+    (SCALE_NONE, {"scale": "none"}),
+    (NO_W_O, {"use_w_o": False}),
+    (MASK_INVERTED, {"invert_mask": True}),
+    (SOFTMAX_AXIS, {"softmax_dim": -2}),
+    (MASK_AFTER, {"mask_after_softmax": True}),
+    (MASK_MULTIPLIED, {"multiply_mask": True}),
+    (INTERLEAVED, {"split_transpose": "interleaved", "combine_transpose": "interleaved"}),
+    (INTERLEAVED, {"split_transpose": "interleaved"}),         # in split_heads only
+    (KV_SWAPPED, {"projections": ("W_q", "query", "W_k", "value", "W_v", "key")}),
+    (V_WITH_W_K, {"projections": ("W_q", "query", "W_k", "key", "W_k", "value")}),
+    (K_WITH_W_Q, {"projections": ("W_q", "query", "W_q", "key", "W_v", "value")}),
+    (V_FROM_KEY, {"projections": ("W_q", "query", "W_k", "key", "W_v", "key")}),
+    (K_FROM_VALUE, {"projections": ("W_q", "query", "W_k", "value", "W_v", "value")}),
+    (KV_FROM_QUERY, {"projections": ("W_q", "query", "W_k", "query", "W_v", "query")}),
+]
 
 
 def forward_mistakes(state: Mapping[str, torch.Tensor], num_heads: int, query, key, value,
                      mask=None, which: str = "output") -> Candidates:
-    """{hint: the output (``which="output"``) or weights (``"weights"``) of each mistake}."""
-    out: dict[str, torch.Tensor] = {}
-    for hint, flags in _VARIANTS.items():
+    """(cause, the output (``which="output"``) or weights (``"weights"``)) of each mistake."""
+    out: list[tuple[Cause, torch.Tensor]] = []
+    for cause, flags in _VARIANTS:
         if mask is None and ({"invert_mask", "mask_after_softmax", "multiply_mask"} & set(flags)):
             continue
         if query.shape[1] != key.shape[1] and flags.get("projections", ("",) * 4)[3] == "query":
             continue                                   # cannot even be formed with n != m
         o, w = forward(state, num_heads, query, key, value, mask, **flags)
-        out[hint] = o if which == "output" else w
+        out.append((cause, o if which == "output" else w))
     return out
 
 
 def weights_shape_cause(got_shape: tuple[int, ...], state: Mapping[str, torch.Tensor], num_heads: int,
-                        query, key, value, mask=None, got=None) -> str | None:
+                        query, key, value, mask=None, got=None) -> Cause | None:
     """Why the weights came back as (B, n, m), or (B, h, n, n) with m != n keys, where
     (B, h, n, m) was due."""
     B, n, m = query.shape[0], query.shape[1], key.shape[1]
@@ -170,9 +156,7 @@ def split_mistakes(x: torch.Tensor, num_heads: int) -> Candidates:
     B, n, d = x.shape
     return {
         SPLIT_NO_TRANSPOSE: _split(x, num_heads, transpose=False),
-        "each head should hold a contiguous block of d_head features (head i: features "
-        "i·d_head … (i+1)·d_head − 1), not every h-th feature":
-            x.reshape(B, n, d // num_heads, num_heads).permute(0, 3, 1, 2),
+        INTERLEAVED: x.reshape(B, n, d // num_heads, num_heads).permute(0, 3, 1, 2),
     }
 
 
@@ -181,7 +165,5 @@ def combine_mistakes(x: torch.Tensor) -> Candidates:
     B, h, n, d = x.shape
     return {
         COMBINE_NO_TRANSPOSE: _combine(x, transpose=False),
-        "the heads' features are interleaved: head i's features belong at positions "
-        "i·d_head … (i+1)·d_head − 1 (transpose(1, 2), then reshape)":
-            x.permute(0, 2, 3, 1).reshape(B, n, h * d),
+        INTERLEAVED: x.permute(0, 2, 3, 1).reshape(B, n, h * d),
     }

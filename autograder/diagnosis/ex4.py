@@ -1,6 +1,6 @@
 """ex4 known mistakes: causal masks, KV-cache decoding and greedy generation gone wrong.
 
-Each function takes the test's own inputs and returns ``{hint: output}`` computed here,
+Each function takes the test's own inputs and returns ``{cause: output}`` computed here,
 in the grading process (torch/NumPy in float64; the tiny LM is the kit's own copy).
 Masked scores are filled with -1e9 so that a variant with a fully masked row still has
 a finite output to compare with.
@@ -13,42 +13,28 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from autograder.diagnosis import Candidates
+from autograder.diagnosis import Candidates, pairs
+from autograder.diagnosis.causes import Cause, Diagnosis, diagnosis_of
 
-STRICT = ("your mask hides the diagonal too (like tril(…, diagonal=-1)): position i may attend "
-          "to itself, mask[i, j] = (j <= i)")
-INVERTED = ("your result matches a causal mask that is inverted (upper-triangular): in this course "
-            "`True` means *may attend*, and position i may attend to positions j <= i")
-BLOCKS_TRUE = ("your result matches treating `True` in the causal mask as *blocked*: in this course "
-               "`True` means may attend, so fill the scores where the mask is False")
-NO_MASK = "your result matches attention with no causal mask: position i must not see positions j > i"
-AFTER = ("your result matches masking *after* the softmax (zeroing without renormalising): fill "
-         "the scores above the diagonal with -inf (or -1e9) *before* the softmax")
-ZERO = ("your result matches setting future scores to 0 (e.g. scores * mask): a score of 0 still "
-        "gets weight; fill with -inf or -1e9")
-NO_SCALE = "your result matches attention without the 1/√d_k scaling (d_k = W_q.shape[-1])"
-SCALE_DMODEL = "your result matches scaling by √d_model instead of √d_k: d_k is the projected size, W_q.shape[-1]"
-WRONG_AXIS = "your weights are normalised over the queries (dim -2) instead of over the keys (the last dim)"
-
-NEXT_NO_SCALE = "your result matches attend_next without the 1/√d_k scaling"
-NEXT_BATCH_SOFTMAX = ("your weights are normalised over the batch (dim 0) instead of over the t "
-                      "cached positions (the last dim)")
-NEXT_LAST_ONLY = ("your output matches the newest cached value alone: the new query attends to "
-                  "all t cached positions")
-NEXT_FIRST_ONLY = ("your output matches the first cached value alone: the new query attends to "
-                   "all t cached positions")
-NEXT_SKIPS_NEWEST = ("your output matches attending to the first t−1 cached positions only: the cache "
-                     "already holds the newest position, which attends to itself")
-
-GEN_FIRST_POS = ("your tokens match using the logits of the *first* position: the next token comes "
-                 "from the last position, logits[:, -1, :]")
-GEN_NO_PROMPT = "your result holds only the new tokens: it must start with the prompt, (B, t + max_new_tokens)"
-GEN_LAST_TOKEN = ("your tokens match feeding the model only the newest token: call the model on the "
-                  "whole sequence so far at each step")
-GEN_ONCE = ("your tokens match computing the logits once, from the prompt only: call the model again "
-            "on the extended sequence at every step")
-GEN_HIGHEST_TIE = ("your tokens match picking the *highest* index among tied logits: on ties the "
-                   "lowest token index wins (what torch.argmax does)")
+STRICT = Cause.EX4_STRICT
+INVERTED = Cause.EX4_INVERTED
+BLOCKS_TRUE = Cause.EX4_BLOCKS_TRUE
+NO_MASK = Cause.EX4_NO_MASK
+AFTER = Cause.EX4_MASK_AFTER
+ZERO = Cause.EX4_MASK_ZERO
+NO_SCALE = Cause.EX4_NO_SCALE
+SCALE_DMODEL = Cause.EX4_SCALE_D_MODEL
+WRONG_AXIS = Cause.EX4_WRONG_AXIS
+NEXT_NO_SCALE = Cause.EX4_NEXT_NO_SCALE
+NEXT_BATCH_SOFTMAX = Cause.EX4_NEXT_BATCH_SOFTMAX
+NEXT_LAST_ONLY = Cause.EX4_NEXT_LAST_ONLY
+NEXT_FIRST_ONLY = Cause.EX4_NEXT_FIRST_ONLY
+NEXT_SKIPS_NEWEST = Cause.EX4_NEXT_SKIPS_NEWEST
+GEN_FIRST_POS = Cause.EX4_GEN_FIRST_POSITION
+GEN_NO_PROMPT = Cause.EX4_GEN_NO_PROMPT
+GEN_LAST_TOKEN = Cause.EX4_GEN_LAST_TOKEN
+GEN_ONCE = Cause.EX4_GEN_ONCE
+GEN_HIGHEST_TIE = Cause.EX4_GEN_HIGHEST_TIE
 
 
 def f64(x: Any) -> torch.Tensor:
@@ -86,7 +72,7 @@ def causal(x, W_q, W_k, W_v, part: str = "output") -> Candidates:
                 (ZERO, {"how": "zero"}), (NO_SCALE, {"scale": "none"}), (WRONG_AXIS, {"axis": -2})]
     if W_q.shape[-1] != W_q.shape[0]:
         variants.append((SCALE_DMODEL, {"scale": "d_model"}))
-    return {hint: _causal(x, W_q, W_k, W_v, **flags)[i] for hint, flags in variants}
+    return [(cause, _causal(x, W_q, W_k, W_v, **flags)[i]) for cause, flags in variants]
 
 
 def attend_next(q_t, K_cache, V_cache, part: str = "output") -> Candidates:
@@ -126,11 +112,11 @@ def greedy(model: Callable[[torch.Tensor], torch.Tensor], prompt: torch.Tensor,
     """Known wrong ``greedy_generate`` results, produced with the grader's copy of the model."""
     prompt = torch.as_tensor(prompt).to(torch.long)
 
-    def run(position=-1, feed="all", pick=_first_max, once=False, keep_prompt=True):
+    def run(position=-1, feed="all", pick=_first_max, once=False, keep_prompt=True, steps=max_new_tokens):
         ids = prompt.clone()
         with torch.no_grad():
             first = model(prompt)
-            for _ in range(max_new_tokens):
+            for _ in range(steps):
                 logits = first if once else model(ids if feed == "all" else ids[:, -1:])
                 ids = torch.cat([ids, pick(logits[:, position, :])[:, None]], dim=1)
         return ids if keep_prompt else ids[:, prompt.shape[1]:]
@@ -138,17 +124,20 @@ def greedy(model: Callable[[torch.Tensor], torch.Tensor], prompt: torch.Tensor,
     out = {GEN_FIRST_POS: run(position=0), GEN_LAST_TOKEN: run(feed="last"),
            GEN_ONCE: run(once=True), GEN_HIGHEST_TIE: run(pick=_last_max),
            GEN_NO_PROMPT: run(keep_prompt=False)}
+    if max_new_tokens >= 1:
+        out[Cause.EX4_GEN_TOO_FEW_TOKENS] = run(steps=max_new_tokens - 1)
     return out
 
 
-def name_generation_mistake(got: Any, candidates: Candidates) -> str | None:
-    """The hints whose token ids equal ``got`` exactly (shape included), if any (joined)."""
+def name_generation_mistake(got: Any, candidates: Candidates) -> Diagnosis | None:
+    """The causes whose token ids equal ``got`` exactly (shape included), if any (``Several``
+    when several fit)."""
     if not isinstance(got, (torch.Tensor, np.ndarray)):
         return None
     got_t = torch.as_tensor(np.asarray(got) if isinstance(got, np.ndarray) else got).detach()
     hits = []
-    for hint, ids in candidates.items():
+    for cause, ids in pairs(candidates):
         ids = torch.as_tensor(ids)
         if tuple(ids.shape) == tuple(got_t.shape) and torch.equal(ids.to(torch.long), got_t.to(torch.long)):
-            hits.append(hint)
-    return "\n  or: ".join(hits) if hits else None
+            hits.append(cause)
+    return diagnosis_of(hits)

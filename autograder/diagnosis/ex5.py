@@ -1,7 +1,7 @@
 """ex5 known mistakes: what a common wrong implementation would return on the test's inputs.
 
 Each function takes the grader-side reference model (with the weights the test loaded into
-the student's model) and the test's inputs, and returns ``{hint: output}`` for
+the student's model) and the test's inputs, and returns ``{cause: output}`` for
 ``checks.expect_close(..., mistakes=...)``. Everything runs in the grader, from the
 reference; nothing here touches student code.
 """
@@ -14,47 +14,31 @@ import torch
 import torch.nn.functional as F
 
 import reference.lstm_vs_attention as ref
+from autograder.diagnosis.causes import Cause
 
 from autograder.diagnosis import Candidates
 
-FIRST_POSITION = ("you classify from the attention output at the first position; the task "
-                  "reads the answer at the LAST position (a[:, -1]), which must look back "
-                  "to position 0")
-NO_SCALING = ("the attention scores are not divided by √d_model: use "
-              "softmax(q kᵀ / √d) with d = x.shape[-1]")
-SCALE_BY_D = "the scores are divided by d_model instead of √d_model"
-WRONG_SOFTMAX_AXIS = ("the softmax runs over the queries (dim=-2); each query's weights "
-                      "must sum to 1 over the keys (dim=-1)")
-NO_POSITIONS = ("the positional embeddings are missing: embed_inputs must return "
-                "embed(tokens) + pos(arange(n)), otherwise attention cannot tell where "
-                "the first token is")
-MEAN_POOL = ("you average the attention output over all positions; the spec classifies "
-             "from the last position only")
-NO_VALUE = "the attention weights multiply x itself; they must multiply v = W_v(x)"
-LSTM_FIRST = ("you classify from the LSTM output at position 0 (output[:, 0]); use the final "
-              "hidden state h_n, i.e. the state after the last position")
-LSTM_MEAN = ("you average the LSTM outputs over time; use the final hidden state h_n "
-             "(the state after the last position)")
-LSTM_CELL = "you classify from the cell state c_n; use the hidden state h_n"
-LOSS_AFTER_UPDATE = ("your losses are shifted by one step: each is measured after the "
-                     "optimiser step. Record the loss computed before optimizer.step()")
-NO_ZERO_GRAD = ("gradients accumulate across steps: call optimizer.zero_grad() at the "
-                "start of every step")
-ZERO_GRAD_BEFORE_STEP = ("the loss never changes: the gradients are zeroed between backward() "
-                         "and optimizer.step(); zero them at the start of each step instead")
-IGNORED_LR = ("the losses match lr=1e-2 whatever lr is passed: give the lr argument to "
-              "torch.optim.Adam")
-SGD = "the losses match SGD, not Adam: use torch.optim.Adam(model.parameters(), lr=lr)"
-DEFAULT_LR = ("the losses match Adam's default learning rate (1e-3); pass lr=lr to "
-              "torch.optim.Adam")
-GRAD_SUM_BATCH = "you sum the per-sample gradient norms over the batch; take the mean"
-GRAD_SQUARED = "you use the squared L2 norm; take the L2 norm itself (torch.linalg.norm / .norm())"
-GRAD_OF_LOSS = ("you differentiate the cross-entropy loss; the spec differentiates "
-                "sum_b classify(E)[b, labels[b]], the correct-class logit")
-GRAD_ALL_LOGITS = ("you differentiate the sum of all logits; take only each sample's "
-                   "correct-class logit, logits[b, labels[b]]")
-GRAD_NORM_OF_MEAN = ("you take the norm of the batch-mean gradient; take each sample's norm "
-                     "first, then the mean over the batch")
+FIRST_POSITION = Cause.EX5_FIRST_POSITION
+NO_SCALING = Cause.EX5_NO_SCALING
+SCALE_BY_D = Cause.EX5_SCALE_BY_D
+WRONG_SOFTMAX_AXIS = Cause.EX5_WRONG_SOFTMAX_AXIS
+NO_POSITIONS = Cause.EX5_NO_POSITIONS
+MEAN_POOL = Cause.EX5_MEAN_POOL
+NO_VALUE = Cause.EX5_NO_VALUE
+LSTM_FIRST = Cause.EX5_LSTM_FIRST
+LSTM_MEAN = Cause.EX5_LSTM_MEAN
+LSTM_CELL = Cause.EX5_LSTM_CELL
+LOSS_AFTER_UPDATE = Cause.EX5_LOSS_AFTER_UPDATE
+NO_ZERO_GRAD = Cause.EX5_NO_ZERO_GRAD
+ZERO_GRAD_BEFORE_STEP = Cause.EX5_ZERO_GRAD_BEFORE_STEP
+IGNORED_LR = Cause.EX5_IGNORED_LR
+SGD = Cause.EX5_SGD
+DEFAULT_LR = Cause.EX5_DEFAULT_LR
+GRAD_SUM_BATCH = Cause.EX5_GRAD_SUM_BATCH
+GRAD_SQUARED = Cause.EX5_GRAD_SQUARED
+GRAD_OF_LOSS = Cause.EX5_GRAD_OF_LOSS
+GRAD_ALL_LOGITS = Cause.EX5_GRAD_ALL_LOGITS
+GRAD_NORM_OF_MEAN = Cause.EX5_GRAD_NORM_OF_MEAN
 
 
 # --------------------------------------------------------------------------- attention
@@ -77,8 +61,7 @@ def attention_classify(model: ref.AttentionClassifier, x: torch.Tensor) -> Candi
         WRONG_SOFTMAX_AXIS: model.head((torch.softmax(raw / math.sqrt(d), dim=-2) @ v)[:, -1]),
         MEAN_POOL: model.head((good @ v).mean(dim=1)),
         NO_VALUE: model.head((good @ x)[:, -1]),
-        FIRST_POSITION + " (and the scores are not scaled)":
-            model.head((torch.softmax(raw, dim=-1) @ v)[:, 0]),
+        Cause.EX5_FIRST_POSITION_UNSCALED: model.head((torch.softmax(raw, dim=-1) @ v)[:, 0]),
     }
 
 
@@ -126,7 +109,7 @@ def gradient_norms(model, tokens: torch.Tensor, labels: torch.Tensor) -> Candida
     return {GRAD_SUM_BATCH: g_logit.norm(dim=-1).sum(dim=0),
             GRAD_SQUARED: (g_logit ** 2).sum(dim=-1).mean(dim=0),
             GRAD_OF_LOSS: g_loss.norm(dim=-1).mean(dim=0),
-            GRAD_OF_LOSS + " (and sum it over the batch)": g_loss.norm(dim=-1).sum(dim=0),
+            Cause.EX5_GRAD_OF_LOSS_SUMMED: g_loss.norm(dim=-1).sum(dim=0),
             GRAD_ALL_LOGITS: g_all.norm(dim=-1).mean(dim=0),
             GRAD_NORM_OF_MEAN: g_logit.mean(dim=0).norm(dim=-1)}
 
@@ -169,20 +152,19 @@ def train_losses(model, tokens: torch.Tensor, labels: torch.Tensor, steps: int, 
 
 # --------------------------------------------------------------------------- dataset
 
-LABELS_LAST = ("the labels are the LAST token of each sequence (tokens[:, -1]); the task is to recall "
-               "the FIRST one: labels = tokens[:, 0].clone()")
-LABELS_SECOND = "the labels are tokens[:, 1]: the task recalls the first token, tokens[:, 0] (indices start at 0)"
-LABELS_SHAPE = "the labels keep a sequence axis (tokens[:, :1] or tokens[:, [0]]): take tokens[:, 0], shape (num_samples,)"
+LABELS_LAST = Cause.EX5_LABELS_LAST
+LABELS_SECOND = Cause.EX5_LABELS_SECOND
+LABELS_SHAPE = Cause.EX5_LABELS_SHAPE
 
 
-def dataset_labels(tokens: torch.Tensor, labels: torch.Tensor) -> str | None:
+def dataset_labels(tokens: torch.Tensor, labels: torch.Tensor) -> Cause | None:
     """Which wrong choice of labels the student's ``labels`` are, given their ``tokens``."""
     if not isinstance(tokens, torch.Tensor) or not isinstance(labels, torch.Tensor) or tokens.ndim != 2:
         return None
     variants = {LABELS_LAST: tokens[:, -1], LABELS_SHAPE: tokens[:, :1]}
     if tokens.shape[1] > 1:
         variants[LABELS_SECOND] = tokens[:, 1]
-    for hint, want in variants.items():
+    for cause, want in variants.items():
         if tuple(labels.shape) == tuple(want.shape) and torch.equal(labels, want):
-            return hint
+            return cause
     return None

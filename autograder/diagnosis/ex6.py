@@ -1,6 +1,6 @@
 """ex6 known mistakes: sinusoidal tables, learned embeddings and additions gone wrong.
 
-Each function takes the test's own inputs and returns ``{hint: output}`` computed here, in
+Each function takes the test's own inputs and returns ``{cause: output}`` computed here, in
 the grading process (float64), from the formula with one thing changed. Nothing here
 imports the reference: a mistake is the formula written wrong, not a copy of the answer.
 """
@@ -12,30 +12,22 @@ from typing import Any
 import torch
 
 from autograder.diagnosis import Candidates
+from autograder.diagnosis.causes import Cause
 
-SWAPPED = ("your table matches cos in the even columns and sin in the odd ones: PE[p, 2i] is the "
-           "sine and PE[p, 2i+1] the cosine")
-NOT_INTERLEAVED = ("your table matches all the sines first, then all the cosines (torch.cat of two "
-                   "halves): the columns interleave, sine in column 2i, cosine in column 2i+1")
-EXPONENT_I = ("your table matches 10000^(i/d_model) with the pair index i: the exponent is "
-              "2i/d_model (with 2i the even column index, e.g. torch.arange(0, d_model, 2))")
-EXPONENT_COLUMN = ("your table matches 10000^(j/d_model) with j the column itself: both columns of a "
-                   "pair share one frequency, so the cosine in column 2i+1 also uses 2i/d_model")
-FROM_ONE = "your table matches positions counted from 1: the first row is position 0, [0, 1, 0, 1, …]"
-MULTIPLIED = ("your table matches p · 10000^(2i/d_model): the position is *divided* by "
-              "10000^(2i/d_model) (the frequencies fall from 1 towards 1/10000)")
-INTEGER_DIVISION = ("your table matches an exponent computed with integer division (2*i // d_model is "
-                    "0): every pair gets frequency 1; divide as floats")
-ODD_LAST_ZERO = ("for an odd d_model your last column is 0: it is the sine of the last pair, "
-                 "sin(p / 10000^((d_model−1)/d_model)), with no cosine after it")
-ODD_LAST_COS = ("for an odd d_model your last column matches a cosine: column d_model−1 is even, so it "
-                "is the sine of its pair")
-IN_FLOAT32 = ("your float64 table matches the float32 one: compute in the requested dtype (or in "
-              "float64 and cast), not in float32 and then convert")
-LEARNED_FROM_ONE = "your result matches adding pos(1 … n) instead of pos(0 … n−1): positions start at 0"
-LEARNED_ONLY_POS = "your result matches pos(arange(n)) alone: forward adds the position vectors to x"
-LEARNED_WHOLE = "your result matches adding the whole table's first rows in another order: row t goes to position t"
-ADD_REVERSED = "your result matches adding pe's *last* n rows: position t gets row t, pe[:n]"
+SWAPPED = Cause.EX6_SWAPPED
+NOT_INTERLEAVED = Cause.EX6_NOT_INTERLEAVED
+EXPONENT_I = Cause.EX6_EXPONENT_I
+EXPONENT_COLUMN = Cause.EX6_EXPONENT_COLUMN
+FROM_ONE = Cause.EX6_FROM_ONE
+MULTIPLIED = Cause.EX6_MULTIPLIED
+INTEGER_DIVISION = Cause.EX6_INTEGER_DIVISION
+ODD_LAST_ZERO = Cause.EX6_ODD_LAST_ZERO
+ODD_LAST_COS = Cause.EX6_ODD_LAST_COS
+IN_FLOAT32 = Cause.EX6_IN_FLOAT32
+LEARNED_FROM_ONE = Cause.EX6_LEARNED_FROM_ONE
+LEARNED_ONLY_POS = Cause.EX6_LEARNED_ONLY_POS
+LEARNED_WHOLE = Cause.EX6_LEARNED_WHOLE
+ADD_REVERSED = Cause.EX6_ADD_REVERSED
 
 
 def _angles(max_len: int, d_model: int, *, start: int = 0, exponent: str = "2i",
@@ -115,12 +107,10 @@ def added(x: Any, pe: Any) -> Candidates:
     x = torch.as_tensor(x).detach().to(torch.float64)
     pe = torch.as_tensor(pe).detach().to(torch.float64)
     n = x.shape[-2]
-    return {ADD_REVERSED: x + pe[pe.shape[0] - n:], LEARNED_ONLY_POS.replace("pos(arange(n))", "pe[:n]")
-            .replace("forward adds the position vectors", "add_positional_encoding adds the rows"):
-            pe[:n].expand_as(x).clone()}
+    return {ADD_REVERSED: x + pe[pe.shape[0] - n:], Cause.EX6_ADD_ONLY_PE: pe[:n].expand_as(x).clone()}
 
 
-def row_zero_hint(row: Any) -> str | None:
+def row_zero_hint(row: Any) -> Cause | None:
     """What a wrong first row (position 0) says: it must be [0, 1, 0, 1, …]."""
     r = torch.as_tensor(row).detach().to(torch.float64).flatten()
     if r.numel() >= 2 and math.isclose(float(r[0]), 1.0, abs_tol=1e-6) and math.isclose(float(r[1]), 0.0, abs_tol=1e-6):

@@ -17,25 +17,34 @@ import torch
 
 from autograder.jsontypes import JSONObject
 from autograder.diagnosis import Candidates, diagnose
+from autograder.diagnosis.causes import Cause, Diagnosis, Several, text as cause_text
 from autograder.sandbox.errors import ExerciseUnavailable, StudentError, WorkerCrashed, describe_error
 
 
 class GradingFailure(AssertionError):
     """A check failed; the message is shown to the student as is; ``cause`` (the likely
-    mistake, also on the message's last line) is data for the results' ``extra_data``."""
+    mistake: a ``Cause``, or ``Several`` the test cannot tell apart; its sentence is also the
+    message's last line) is data for the results' ``extra_data`` (its ids)."""
 
-    def __init__(self, message: str, cause: str | None = None) -> None:
+    def __init__(self, message: str, cause: Diagnosis | None = None) -> None:
         super().__init__(message)
-        self.cause = cause or None
+        self.cause = cause
 
 
 CAUSE = "Likely cause: "
 
+# {file name: text} of the student's file for the running test (set by suites/conftest.py): a
+# cause may be read from the student's own lines (autograder.diagnosis.errors)
+student_sources: dict[str, str] = {}
 
-def fail(message: str, cause: str | None = None) -> NoReturn:
+
+def fail(message: str, cause: Diagnosis | None = None) -> NoReturn:
     """Fail the test; ``cause`` names the student's likely mistake on a line of its own (the
-    one way a cause is written: never type ``Likely cause:`` into a message)."""
-    raise GradingFailure(message + (f"\n{CAUSE}{cause}" if cause else ""), cause)
+    one way a cause is written: never type ``Likely cause:`` into a message). Only a known
+    ``Cause`` (or ``Several``) can be named: a hint has an identity the kit can count and check."""
+    if cause is not None and not isinstance(cause, (Cause, Several)):
+        raise TypeError(f"a likely cause is a Cause or Several, not {type(cause).__name__}")
+    raise GradingFailure(message + (f"\n{CAUSE}{cause_text(cause)}" if cause else ""), cause)
 
 
 def shown(value: Any, limit: int = 400) -> str:
@@ -80,9 +89,7 @@ def expect_tuple(value: Any, length: int, what: str) -> tuple:
     if not isinstance(value, (tuple, list)) or len(value) != length:
         got = f"{type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) \
             else type(value).__name__
-        cause = (f"your function returns a single {got} where its docstring asks for a tuple of "
-                 f"{length} values: return all of them, e.g. `return output, weights`"
-                 if isinstance(value, (np.ndarray, torch.Tensor)) else None)
+        cause = Cause.RETURNS_ONE_VALUE if isinstance(value, (np.ndarray, torch.Tensor)) else None
         fail(f"{what}: expected a tuple of {length} values, got {got}", cause)
     return tuple(value)
 
@@ -92,7 +99,19 @@ def expect_shape(value: Any, shape: tuple[int, ...], what: str, inputs: str = ""
         fail(f"{what}: expected an array or tensor, got {type(value).__name__}")
     if tuple(value.shape) != tuple(shape):
         fail(f"{what}: expected shape {tuple(shape)}, got {tuple(value.shape)}"
-             + (f" (inputs: {inputs})" if inputs else ""))
+             + (f" (inputs: {inputs})" if inputs else ""), shape_cause(tuple(value.shape), tuple(shape)))
+
+
+def shape_cause(got: tuple[int, ...], want: tuple[int, ...]) -> Cause | None:
+    """A result that lost exactly the size-1 axes of its expected shape, from code that calls
+    ``squeeze()`` without a dim (read in the student's file): every size-1 axis went, the
+    batch axis too."""
+    import re
+
+    if 1 not in want or tuple(d for d in want if d != 1) != tuple(got):
+        return None
+    code = "\n".join(line.split("#")[0] for text in student_sources.values() for line in text.splitlines())
+    return Cause.SQUEEZE_ALL if re.search(r"\.squeeze\(\s*\)|torch\.squeeze\(\s*[^,()]+\)", code) else None
 
 
 def expect_dtype(value: Any, dtype: torch.dtype | np.dtype, what: str) -> None:
@@ -106,19 +125,14 @@ def expect_dtype(value: Any, dtype: torch.dtype | np.dtype, what: str) -> None:
         expect_all_finite(value, what)
 
 
-def dtype_cause(got: Any, want: Any) -> str | None:
+def dtype_cause(got: Any, want: Any) -> Cause | None:
     """The usual reason for a result of dtype ``got`` where ``want`` was due."""
     if want == torch.bool and got is not None and got != torch.bool:
-        return ("the mask is built as a number tensor (torch.ones(n, n) without dtype=torch.bool, a "
-                "float tril, or 0/1 or 0/-inf values): masks are torch.bool, True = may attend")
+        return Cause.MASK_NOT_BOOL
     if want in (torch.float32, torch.float16, torch.bfloat16) and got == torch.float64:
-        return ("a float64 value enters the computation (torch.tensor(…, dtype=torch.float64), "
-                ".double(), a NumPy float64 array, or torch.tensor(math.sqrt(d_k)) made in float64): "
-                "compute in the input's dtype, e.g. divide by math.sqrt(d_k), a Python float")
+        return Cause.FLOAT64_ENTERS
     if want == torch.float64 and got in (torch.float32, torch.float16, torch.bfloat16):
-        return ("the computation is cast to float32 (.float(), .to(torch.float32), dtype=torch.float32, "
-                "or a new tensor made with torch.tensor(…)/torch.ones(…) in the default dtype): keep "
-                "the input's dtype (dtype=x.dtype), float64 inputs give float64 results")
+        return Cause.CAST_TO_FLOAT32
     return None
 
 
@@ -180,11 +194,11 @@ def expect_finite_heatmap(info: JSONObject, what: str) -> None:
              f"({int((~np.isfinite(got)).sum())} of {got.size}): it must display the values")
 
 
-def expect_finite(value: Any, what: str, inputs: str, nan_hint: str = "") -> None:
+def expect_finite(value: Any, what: str, inputs: str, nan_hint: Diagnosis | None = None) -> None:
     """No NaN or inf; ``nan_hint`` names the likely cause of NaN when the caller can tell."""
     arr = as_array(value, what)
     if np.isnan(arr).any():
-        fail(f"{what}: contains NaN (inputs: {inputs})", nan_hint or None)
+        fail(f"{what}: contains NaN (inputs: {inputs})", nan_hint)
     if np.isinf(arr).any():
         fail(f"{what}: contains inf (inputs: {inputs})")
 
@@ -201,7 +215,7 @@ def expect_close(actual: Any, expected: Any, what: str, *, inputs: str = "",
     if reveal:
         where += f"\nexpected {shown(want)}\ngot      {shown(got)}"
     if got.shape != want.shape:
-        fail(f"{what}: expected shape {want.shape}, got {got.shape}{where}")
+        fail(f"{what}: expected shape {want.shape}, got {got.shape}{where}", shape_cause(got.shape, want.shape))
     if got.dtype.kind in "fc" and want.dtype.kind in "fc":
         nonfinite = ~np.isfinite(got) & np.isfinite(want)       # NaN/inf where a number is due
         if nonfinite.any():
@@ -211,20 +225,39 @@ def expect_close(actual: Any, expected: Any, what: str, *, inputs: str = "",
     diff = np.abs(got - want)
     diff[np.isnan(diff)] = np.inf
     index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+    cause = _hint(got, mistakes, rtol, atol)
+    factor = constant_factor(got, want, rtol, atol) if cause is None else None
     fail(f"{what}: values differ from the expected result{where}; largest difference "
          f"{float(diff.max()):.3g} at index {tuple(int(i) for i in index)} "
-         f"(tolerance {atol:g} + {rtol:g}·|expected|)", _hint(got, mistakes, rtol, atol))
+         f"(tolerance {atol:g} + {rtol:g}·|expected|)"
+         + (f"; your values are {factor:.4g} times the expected ones" if factor is not None else ""),
+         cause or (Cause.CONSTANT_FACTOR if factor is not None else None))
 
 
-def _hint(got: np.ndarray, mistakes, rtol: float, atol: float) -> str | None:
+def constant_factor(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> float | None:
+    """The positive factor c ≠ 1 with ``got`` = c · ``want`` (within the tolerance), when at
+    least four entries of ``want`` are clearly non-zero and not all equal (a factor is then
+    the only difference); else None."""
+    if got.dtype.kind != "f" or want.dtype.kind != "f" or not np.isfinite(got).all() or not np.isfinite(want).all():
+        return None
+    big = np.abs(want) > max(atol, 1e-8) * 100
+    if int(big.sum()) < 4 or np.allclose(want[big], want[big].flat[0]):
+        return None
+    c = float(np.median(got[big] / want[big]))
+    if not c > 0 or abs(c - 1) < 1e-3:
+        return None
+    return c if np.allclose(got, c * want, rtol=max(rtol, 1e-6), atol=atol * max(c, 1.0)) else None
+
+
+def _hint(got: np.ndarray, mistakes, rtol: float, atol: float) -> Diagnosis | None:
     if mistakes is None:
         return None
     candidates = mistakes() if callable(mistakes) else mistakes
-    return diagnose(got, candidates, rtol=max(rtol, 1e-4), atol=max(atol, 1e-5)) or None
+    return diagnose(got, candidates, rtol=max(rtol, 1e-4), atol=max(atol, 1e-5))
 
 
 def likely_cause(value: Any, mistakes: Candidates | Callable[[], Candidates] | None,
-                 rtol: float = 1e-4, atol: float = 1e-5) -> str | None:
+                 rtol: float = 1e-4, atol: float = 1e-5) -> Diagnosis | None:
     """The mistake ``value`` matches among ``mistakes``, else None: the ``cause`` of a check
     that fails before a value comparison (sums, shapes, NaN)."""
     try:
@@ -236,7 +269,7 @@ def likely_cause(value: Any, mistakes: Candidates | Callable[[], Candidates] | N
 
 def expect_output_and_weights(out: Any, w: Any, want_out: Any, want_w: Any, inputs: str, *,
                               rtol: float, atol: float, mistakes: Callable[[str], Candidates],
-                              dtype: Any = None, nan_hint: str = "") -> None:
+                              dtype: Any = None, nan_hint: Diagnosis | None = None) -> None:
     """An attention function's ``(output, weights)`` against the reference's, in the order a
     student should fix them: shapes, dtype (when given), finite weights, then values.
     ``mistakes(which)`` gives the known wrong outputs for ``"weights"`` or ``"output"``."""
@@ -289,7 +322,7 @@ def calling(what: str) -> Iterator[None]:
 
 
 def expect_no_banned_apis(submission: Any, exercise_id: str, run: Callable[[], Any], *,
-                          rules: str, cause: str) -> None:
+                          rules: str, cause: Cause = Cause.BANNED_API) -> None:
     """The banned-API test every suite shares (one rule, one message style).
 
     The points are for working hand-written code: ``run`` calls the exercise's main

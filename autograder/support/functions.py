@@ -67,11 +67,14 @@ class RecordingFunction:
     def _describe(self, x: Any) -> dict:
         arr = np.asarray(x)
         rec: dict[str, Any] = {"type": type(x).__name__, "shape": list(arr.shape),
-                               "dtype": str(arr.dtype), "n_changed": -1, "max_change": -1.0}
+                               "dtype": str(arr.dtype), "n_changed": -1, "max_change": -1.0,
+                               "second_change": -1.0}
         if self.base is not None and arr.shape == self.base.shape and arr.dtype.kind == "f":
             diff = np.abs(arr.astype(np.float64) - self.base)
             rec["n_changed"] = int(np.count_nonzero(diff))
             rec["max_change"] = float(diff.max()) if diff.size else 0.0
+            # the largest change but one: rounding dust (an entry restored with arithmetic) or a step
+            rec["second_change"] = float(np.partition(diff.ravel(), -2)[-2]) if diff.size > 1 else 0.0
         return rec
 
     def report(self) -> dict[str, Any]:

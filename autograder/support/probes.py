@@ -111,8 +111,28 @@ def _strings(value: Any, depth: int = 0) -> list[str]:
     return [s for v in value[:100] for s in _strings(v, depth + 1)][:200]
 
 
-def _error(exc: BaseException) -> dict[str, str]:
-    return {"type": type(exc).__name__, "message": str(exc).splitlines()[0][:300] if str(exc) else ""}
+def _error(exc: BaseException) -> dict[str, Any]:
+    """The error as data: its type, its message's first line and the student's frames
+    (``where``: [file name, line, function, source line], the last few), so that the grader can
+    name the mistake from the student's own lines."""
+    return {"type": type(exc).__name__, "message": str(exc).splitlines()[0][:300] if str(exc) else "",
+            "where": _student_frames(exc)}
+
+
+def _student_frames(exc: BaseException | None, limit: int = 6) -> list[list]:
+    """The frames in the student's files of ``exc``'s traceback (None: of the current stack)."""
+    import os
+    import traceback
+
+    from autograder.contract import EXERCISES
+
+    names = {ex.filename for ex in EXERCISES}
+    kit = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    summary = traceback.extract_tb(exc.__traceback__) if exc is not None else traceback.extract_stack()
+    frames = [[os.path.basename(f.filename), f.lineno, str(f.name)[:80], (f.line or "")[:200]]
+              for f in summary
+              if os.path.basename(f.filename) in names and not os.path.abspath(f.filename).startswith(kit)]
+    return frames[-limit:]
 
 
 def call_unchanged(fn: Callable, args: list, kwargs: dict | None = None, kind: str = "tensor",
@@ -170,6 +190,7 @@ class _MixedDevices:
 
         class Mode(TorchDispatchMode):
             mixed: str | None = None
+            where: list = []
 
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
@@ -179,6 +200,7 @@ class _MixedDevices:
                                if isinstance(a, torch.Tensor) and a.dim() > 0}
                     if len(devices) > 1:
                         self.mixed = f"{name} got tensors on {' and '.join(sorted(devices))}"
+                        self.where = _student_frames(None)
                 return func(*args, **kwargs)
 
         return Mode()
@@ -217,7 +239,8 @@ def on_meta(target: Any, args: list, kwargs: dict | None = None, which: list[int
         return {"outputs": [], "error": _error(exc)}
     if mode.mixed:
         return {"outputs": [], "error": {"type": "RuntimeError", "message": "Expected all tensors to be on "
-                                         f"the same device (meta stands for the GPU here), but {mode.mixed}"}}
+                                         f"the same device (meta stands for the GPU here), but {mode.mixed}",
+                                         "where": mode.where}}
     outs = list(result) if isinstance(result, (tuple, list)) else [result]
     return {"outputs": [_describe(o) for o in outs], "error": None, "nonfinite": nonfinite}
 

@@ -13,7 +13,13 @@ import pytest
 import torch
 
 from autograder.sandbox import NotImplementedByStudent, StudentError
-from autograder.suites.checks import expect_equal, expect_tuple, expect_type
+from autograder.diagnosis.causes import Cause
+from autograder.suites.checks import expect_equal, expect_tuple, expect_type, fail
+
+
+def _rows_cause(w: torch.Tensor) -> Cause | None:
+    """Weights whose columns (over the queries) sum to 1 instead of their rows: the softmax axis."""
+    return Cause.EX3_SOFTMAX_AXIS if torch.allclose(w.sum(-2), torch.ones(()), atol=1e-5) else None
 
 
 @pytest.mark.public
@@ -57,7 +63,8 @@ def test_public_module(student, support):
     expect_type(w, torch.Tensor, "the weights")
     assert tuple(out.shape) == (2, 3, 8), f"output shape {tuple(out.shape)}, expected (2, 3, 8)"
     assert tuple(w.shape) == (2, 2, 3, 5), f"weights shape {tuple(w.shape)}, expected (2, 2, 3, 5)"
-    assert torch.allclose(w.sum(-1), torch.ones(2, 2, 3), atol=1e-5), "weights rows do not sum to 1"
+    if not torch.allclose(w.sum(-1), torch.ones(2, 2, 3), atol=1e-5):
+        fail("weights rows do not sum to 1", _rows_cause(w.detach()))
 
 
 @pytest.mark.public
@@ -71,8 +78,12 @@ def test_public_mask(student):
                          [True, True, True]])
     _, w = expect_tuple(model(x, x, x, mask), 2, "model(x, x, x, mask)")
     expect_type(w, torch.Tensor, "the weights")
-    assert torch.all(w[..., ~mask] == 0), "weights of masked keys (mask False) are not 0"
-    assert torch.allclose(w.sum(-1), torch.ones(1, 2, 3), atol=1e-5), "weights rows do not sum to 1"
+    w = w.detach()
+    if not torch.all(w[..., ~mask] == 0):
+        inverted = bool(torch.all(w[..., mask & ~mask.all(-1, keepdim=True)] == 0))   # True read as masked
+        fail("weights of masked keys (mask False) are not 0", Cause.EX3_MASK_INVERTED if inverted else None)
+    if not torch.allclose(w.sum(-1), torch.ones(1, 2, 3), atol=1e-5):
+        fail("weights rows do not sum to 1", _rows_cause(w))
 
 
 @pytest.mark.public

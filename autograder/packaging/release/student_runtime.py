@@ -7,7 +7,7 @@ instructor's files. What it holds, and nothing else:
 
 * the core: ``__init__``, ``__main__``, ``contract``, ``intake``, ``results``, ``plugin``,
   ``grading``, ``check``, ``sandbox/``, ``suites/__init__``, ``suites/checks.py``,
-  ``suites/pytest.ini``, ``diagnosis/__init__``;
+  ``suites/pytest.ini``, ``diagnosis/__init__``, ``diagnosis/causes``;
 * ``cli.py``: a generated two-liner re-exporting :func:`autograder.check.main` (``check`` only);
 * each released exercise's public tests, in the kit's own layout
   (``suites/<folder>/public/test_*.py``), so they run exactly as on the grader;
@@ -34,7 +34,7 @@ from autograder.contract import EXERCISES, Exercise
 PREFIX = "autograder"
 CORE = ("__init__.py", "__main__.py", "contract.py", "results.py", "textsafe.py", "zipnames.py", "plugin.py",
         "grading.py", "check.py", "student_pytest.py", "suites/__init__.py", "suites/checks.py", "suites/pytest.ini",
-        "diagnosis/__init__.py")
+        "diagnosis/__init__.py", "diagnosis/causes.py")
 CORE_GLOBS = ("intake/*.py", "sandbox/*.py")
 PUBLIC_PATTERNS = ("test_*.py", "conftest.py")
 FORBIDDEN_IMPORTS = ("reference", "solutions", "tests")
@@ -131,8 +131,8 @@ def _add_support_and_diagnosis(kit: Path, files: dict[str, str], public: set[str
     pending = [f"support/{m}.py" for m in used]
     for rel in public:                                   # diagnosis modules a public test imports
         for module in _kit_imports(files[rel]):
-            if module.startswith("diagnosis."):
-                pending.append(module.replace(".", "/") + ".py")
+            if module.startswith("diagnosis."):              # diagnosis.<module>[.<name imported>]
+                pending.append("/".join(module.split(".")[:2]) + ".py")
     while pending:
         rel = pending.pop()
         if rel in files:

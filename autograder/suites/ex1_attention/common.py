@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from autograder import seeds
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 
 
@@ -80,7 +81,6 @@ def expect_unchanged(changes: list[float], names: list[str], function: str,
     touched = [n for n, c in zip(names, changes) if not (c <= tolerance)]
     if touched:
         checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place",
-                    "an in-place operation on an input (x -= m, Q /= √d_k, x[i] += eps without "
-                    "restoring it, masked_fill_): work on new arrays/tensors, e.g. x = x - m")
+                    Cause.IN_PLACE)
 
 

@@ -6,6 +6,7 @@ import torch
 
 import reference.attention as ref
 from autograder.diagnosis import ex1 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex1_attention import common
 
@@ -84,7 +85,7 @@ def test_torch_differentiable(student, support, masked):
             checks.fail(f"{NAME}: the returned {name} came back with requires_grad=False although "
                         f"Q, K, V require grad: it is cut off from autograd; do not use .detach(), "
                         f".numpy(), .item() or torch.no_grad() on the computation path ({inputs})",
-                        cause='a .detach(), .numpy(), .item() or torch.no_grad() on the way from Q, K, V to the result cuts it off from autograd')
+                        cause=Cause.DETACHED)
     if res["error"]:
         checks.fail(f"{NAME}: backpropagating through your result failed: {res['error']} ({inputs})")
     # expected: the reference's analytic backward (itself checked against torch autograd in the

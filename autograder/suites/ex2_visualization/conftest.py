@@ -117,6 +117,14 @@ def heads5(student, support):
 
 
 @pytest.fixture(scope="session")
+def heads4(student, support):
+    """plot_attention_heads(W (4, 3, 3) NumPy, HEAD_TOKENS, ncols=2): h a multiple of ncols, a 2 × 2 grid."""
+    w = weights(3, 3, seed="heads4", lead=(4,))
+    out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(w, HEAD_TOKENS, ncols=2))
+    return {"weights": w, "tokens": HEAD_TOKENS, "ncols": 2, "title": None, **out}
+
+
+@pytest.fixture(scope="session")
 def heads2(student, support):
     """plot_attention_heads(tensor (2, 3, 3) requiring grad, HEAD_TOKENS): default ncols=4, no title."""
     w = weights(3, 3, seed="heads2", lead=(2,)).astype(np.float32)

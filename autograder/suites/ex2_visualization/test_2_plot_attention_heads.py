@@ -6,6 +6,7 @@ import math
 import pytest
 
 from autograder.jsontypes import JSONObject
+from autograder.diagnosis.causes import Cause
 from autograder.suites.checks import fail
 from autograder.suites.ex2_visualization.common import (expect_axis_labels, expect_clim,
                                                          expect_finite_heatmap, expect_matrix,
@@ -65,11 +66,18 @@ def expect_grid(drawn: JSONObject) -> None:
     if fig.get("grid") is None:
         fail(f"{_call(drawn)}: the figure has no grid of subplots (use plt.subplots(nrows, ncols))")
     if list(fig["grid"]) != want:
-        swapped = list(fig["grid"]) == want[::-1]
         fail(f"{_call(drawn)}: the grid should have ceil(h / ncols) = {want[0]} row(s) and "
              f"min(h, ncols) = {want[1]} column(s); got {fig['grid'][0]} × {fig['grid'][1]}",
-             cause="rows and columns are swapped in plt.subplots(nrows, ncols)" if swapped else
-             "the grid size ignores that ncols is at most h (use min(h, ncols) columns and ceil(h / ncols) rows)")
+             _grid_cause([int(x) for x in fig["grid"]], want, h, ncols))
+
+
+def _grid_cause(got: list[int], want: list[int], h: int, ncols: int) -> Cause | None:
+    """Rows and columns swapped, or ncols columns for fewer heads than ncols; else none known."""
+    if got == want[::-1]:
+        return Cause.EX2_GRID_SWAPPED
+    if h < ncols and got[1] == ncols and got[0] == want[0]:
+        return Cause.EX2_GRID_NCOLS_NOT_CAPPED
+    return None
 
 
 @pytest.mark.points(1)
@@ -91,6 +99,14 @@ def test_grid_shape(heads5):
         expect_finite_heatmap(ax, f"{_call(heads5)}, head {i + 1}")
 
 
+@pytest.mark.points(1)
+def test_heads_fill_whole_rows(heads4):
+    """h a multiple of ncols: ceil(h / ncols) rows, each full (no extra row)"""
+    expect_grid(heads4)
+    for i, ax in enumerate(_head_axes(heads4)):
+        expect_matrix(ax, heads4["weights"][i], f"{_call(heads4)}, head {i + 1}")
+
+
 @pytest.mark.points(1.5)
 def test_fewer_heads_than_columns(heads2):
     """fewer heads than columns: one row of h heatmaps (tensor input requiring grad)"""
@@ -110,10 +126,7 @@ def test_head_titles(heads5):
             zero = got == f"Head {i}"
             fail(f"{_call(heads5)}: the heatmap in cell {i} (row-major) should be titled "
                  f"\"Head {i + 1}\"; got {got[:40]!r}",
-                 cause="heads are numbered from 1 in titles (\"Head 1\" is head 0)" if zero else
-                 "the heads fill the grid column by column: head i belongs in row i // ncols, column "
-                 "i % ncols (axes.flat is row-major)" if _column_major(titles, _figure(heads5).get("grid"))
-                 else None)
+                 cause=Cause.EX2_HEADS_FROM_ZERO if zero else Cause.EX2_HEADS_COLUMN_MAJOR if _column_major(titles, _figure(heads5).get("grid")) else None)
 
 
 def _column_major(titles: list[str], grid) -> bool:
@@ -150,7 +163,7 @@ def test_head_colours(heads5):
     if not fig.get("n_colorbars"):
         fail(f"{_call(heads5)}: the figure has no colorbar (one per head or one shared "
              "colorbar, e.g. fig.colorbar(image, ax=axes))",
-             cause="no fig.colorbar(...) call for the heads' heatmaps")
+             cause=Cause.EX2_HEADS_NO_COLORBAR)
 
 
 @pytest.mark.points(1)
@@ -166,7 +179,7 @@ def test_spare_cells_hidden(heads5):
         if row * ncols + col >= h and _visible(ax):
             fail(f"{_call(heads5)}: grid cell (row {row}, column {col}) has no head but its "
                  "empty axes is still shown: hide it with ax.set_visible(False) or ax.axis('off')",
-                 cause="the grid's spare cells are left visible: hide every axes without a head (ax.set_visible(False) or ax.axis('off'))")
+                 cause=Cause.EX2_SPARE_CELLS_SHOWN)
     visible = [ax for ax in fig["axes"] if _visible(ax)]
     if len(visible) > h:
         fail(f"{_call(heads5)}: {len(visible)} axes are shown for {h} heads: hide the unused "
@@ -180,7 +193,7 @@ def test_suptitle(heads5, heads2):
     if got != heads5["title"]:
         fail(f"plot_attention_heads(…, title=…): the figure's suptitle should be the given text "
              f"(fig.suptitle(title)); got {got[:80]!r}",
-             cause="fig.suptitle(title) is missing (a title on one axes is not the figure's suptitle)")
+             cause=Cause.EX2_NO_SUPTITLE)
     got = _figure(heads2).get("suptitle") or ""
     if got.strip() == "None":
         fail("plot_attention_heads(…) without a title shows the suptitle 'None': only call "

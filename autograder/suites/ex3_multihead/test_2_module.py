@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from autograder.diagnosis.causes import Cause
 from autograder.sandbox import NotImplementedByStudent, StudentError
 from autograder.suites.checks import expect_no_banned_apis, fail
 from autograder.suites.ex3_multihead import common
@@ -41,7 +42,7 @@ def _expect_parameters(info: dict, d: int, bias: bool, what: str) -> None:
         fail(f"{what}: unexpected parameter(s) {extra[:8]}: the module should have only "
              "the weights (and biases, when bias=True) of W_q, W_k, W_v, W_o"
              + ("; pass bias=bias on to every nn.Linear" if all(x.endswith(".bias") for x in extra) else ""),
-             cause='the bias argument is not passed on to every nn.Linear (bias=bias)')
+             cause=Cause.EX3_BIAS_IGNORED)
     bad = {k: got[k] for k in want if list(got[k]) != want[k]}
     if bad:
         fail(f"{what}: parameter shapes should be (d_model, d_model) for weights and "
@@ -82,11 +83,10 @@ def test_value_error(student):
             if kind != "ValueError":
                 fail(f"{what} should raise ValueError ({d} is not divisible by {h}); it raised "
                      f"{kind or 'an error'}",
-                     "use `raise ValueError(...)`, not assert (asserts can be switched off)"
-                     if kind == "AssertionError" else None)
+                     Cause.ASSERT_FOR_VALUE_ERROR if kind == "AssertionError" else None)
         else:
             fail(f"{what} should raise ValueError ({d} is not divisible by {h}) but raised nothing",
-                 cause='no check of d_model % num_heads in __init__: raise ValueError when it is not 0')
+                 cause=Cause.EX3_NO_DIVISIBILITY_CHECK)
     # the points are for a check in a working module, not for a constructor that only raises
     expect_uses_loaded_weights(student.multihead.MultiHeadAttention(12, 3), "MultiHeadAttention(12, 3)", 12, 3)
 
@@ -108,5 +108,4 @@ def test_no_banned_apis(submission, mha):
     expect_no_banned_apis(
         submission, "ex3", run,
         rules="torch.nn.MultiheadAttention, F.multi_head_attention_forward and "
-              "F.scaled_dot_product_attention are not allowed: write the attention yourself",
-        cause='a built-in attention (F.scaled_dot_product_attention, nn.MultiheadAttention) where the exercise asks for your own')
+              "F.scaled_dot_product_attention are not allowed: write the attention yourself")

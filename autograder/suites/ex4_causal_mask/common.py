@@ -13,8 +13,9 @@ import torch
 
 import reference.attention as ref_attention
 from autograder import seeds
-from autograder.diagnosis import join_hints
+from autograder.diagnosis.causes import Cause, Diagnosis, diagnosis_of
 from autograder.suites import checks
+
 
 def seed(offset: int) -> int:
     """The current test's seed number ``offset``."""
@@ -46,11 +47,11 @@ def expect_unchanged(changes: list[float], names: list[str], function: str) -> N
     touched = [n for n, c in zip(names, changes) if c != 0.0]
     if touched:
         checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place",
-                    "an in-place operation on an input (masked_fill_, +=, /=): work on new tensors")
+                    Cause.IN_PLACE)
 
 
 def expect_mask(value: Any, want: torch.Tensor, what: str, inputs: str,
-                wrong: dict[str, torch.Tensor] | None = None) -> None:
+                wrong: dict[Cause, torch.Tensor] | None = None) -> None:
     """A boolean mask equal to ``want``; names a known wrong pattern when one matches."""
     mask = expect_tensor(value, what)
     checks.expect_shape(mask, tuple(want.shape), what, inputs)
@@ -58,8 +59,8 @@ def expect_mask(value: Any, want: torch.Tensor, what: str, inputs: str,
     if torch.equal(mask, want):
         return
     wrong_count = int((mask != want).sum())
-    hint = join_hints([h for h, m in (wrong or {}).items() if torch.equal(mask, m)])
-    checks.fail(f"{what}: {wrong_count} of {want.numel()} entries are wrong (inputs: {inputs})", hint or None)
+    hint = diagnosis_of([c for c, m in (wrong or {}).items() if torch.equal(mask, m)])
+    checks.fail(f"{what}: {wrong_count} of {want.numel()} entries are wrong (inputs: {inputs})", hint)
 
 
 # Expected gradients come from the reference's analytic backward (checked against autograd in
@@ -84,15 +85,15 @@ def attend_next_grads(g_out, q_t, K_cache, V_cache) -> list[np.ndarray]:
     return [dq[:, 0, :], dK, dV]
 
 
-def nan_rows_hint(weights: Any) -> str:
+def nan_rows_hint(weights: Any) -> Cause | None:
     """Which rows of causal weights are NaN says which mask mistake made them fully masked."""
     from autograder.diagnosis import ex4 as mistakes
     arr = checks.as_array(weights, "weights")
     if arr.ndim < 2 or not np.isnan(arr).any():
-        return ""
+        return None
     bad = np.isnan(arr).reshape(-1, *arr.shape[-2:]).any(axis=(0, 2))      # per query row
     if bad[0] and not bad[-1]:
         return mistakes.STRICT
     if bad[-1] and not bad[0]:
         return mistakes.BLOCKS_TRUE
-    return "a query row with every key masked gives NaN weights: check which entries your mask allows"
+    return Cause.EX4_FULLY_MASKED_ROW

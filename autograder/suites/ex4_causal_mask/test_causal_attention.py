@@ -6,6 +6,7 @@ import torch
 
 import reference.causal as ref
 from autograder.diagnosis import ex4 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex4_causal_mask import common
 
@@ -86,7 +87,7 @@ def test_causal_attention_no_future_leak(student, k):
     if not diff <= 1e-10:
         checks.fail(f"output at positions < {k} changed by up to {diff:.3g} when only positions >= {k} "
                     f"of x changed: information leaks from the future ({inputs})",
-                    "the causal mask is missing, inverted or applied after the softmax")
+                    checks.likely_cause(w1, lambda: mistakes.causal(x, W_q, W_k, W_v, "weights")))
 
 
 @pytest.mark.points(1)
@@ -101,7 +102,7 @@ def test_causal_attention_differentiable(student, support):
     if not res["requires_grad"] or not res["requires_grad"][0]:
         checks.fail(f"{NAME}: the output is not connected to the inputs by autograd; do not use "
                     f".detach(), .numpy(), .item() or torch.no_grad() on the computation path ({inputs})",
-                    cause='a .detach(), .numpy(), .item() or torch.no_grad() on the way from the inputs to the output cuts it off from autograd')
+                    cause=Cause.DETACHED)
     if res["error"]:
         checks.fail(f"{NAME}: backpropagating through your output failed: {res['error']} ({inputs})")
     want = common.causal_attention_grads(g_out, *args)

@@ -7,12 +7,12 @@ import pytest
 import torch
 
 import reference.causal as ref
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.contract_rules import expect_inputs_unchanged, expect_on_meta, kind_id
 from autograder.suites.ex4_causal_mask import common
 
-PADDING_WIDTH = ("the mask's width comes from the data (lengths.max()) instead of the max_len argument: "
-                 "make it (B, max_len), e.g. torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]")
+PADDING_WIDTH = Cause.EX4_PADDING_WIDTH
 
 
 def _attention_args(offset: int, dtype=torch.float64) -> list[torch.Tensor]:
@@ -69,8 +69,7 @@ def test_causal_mask_on_given_device(student, support):
     """create_causal_mask(n, device=…) creates the mask on that device (the meta device here)"""
     expect_on_meta(support, student.causal.create_causal_mask, "create_causal_mask(5, device='meta')", [5],
                    kwargs={"device": "meta"}, which=[], outputs=["the mask"], dtype="bool", shapes=[(5, 5)],
-                   device_cause="the device argument is not used: create the mask on it, e.g. "
-                   "torch.ones(n, n, dtype=torch.bool, device=device).tril()")
+                   on_cpu_cause=Cause.EX4_DEVICE_ARGUMENT_UNUSED)
 
 
 # function -> (inputs, outputs, their dtype and shapes) on the meta device

@@ -6,6 +6,7 @@ import torch
 
 import reference.causal as ref
 from autograder.diagnosis import ex4 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex4_causal_mask import common
 
@@ -22,7 +23,7 @@ def _check(student, q, K, V, want_out=None, want_w=None, what=""):
         want_out, want_w = ref.attend_next(*(t.to(torch.float64) for t in (q, K, V)))
     if tuple(w.shape) == (K.shape[0], K.shape[1] - 1):
         checks.fail(f"weights: expected shape {tuple(want_w.shape)}, got {tuple(w.shape)} (inputs: {inputs})",
-                    mistakes.NEXT_SKIPS_NEWEST.replace("your output matches attending", "you attend"))
+                    mistakes.NEXT_SKIPS_NEWEST)
     checks.expect_shape(w, tuple(want_w.shape), "weights", inputs)
     checks.expect_shape(out, tuple(want_out.shape), "output", inputs)
     checks.expect_dtype(w, dtype, "weights")
@@ -82,7 +83,7 @@ def test_attend_next_differentiable_and_inputs_kept(student, support):
     if not res["requires_grad"] or not res["requires_grad"][0]:
         checks.fail(f"{NAME}: the output is not connected to the inputs by autograd; do not use "
                     f".detach(), .numpy(), .item() or torch.no_grad() on the computation path ({inputs})",
-                    cause='a .detach(), .numpy(), .item() or torch.no_grad() on the way from the inputs to the output cuts it off from autograd')
+                    cause=Cause.DETACHED)
     if res["error"]:
         checks.fail(f"{NAME}: backpropagating through your output failed: {res['error']} ({inputs})")
     want = common.attend_next_grads(g, q, K, V)

@@ -10,6 +10,7 @@ import torch
 
 import reference.causal as ref
 from autograder.diagnosis import ex4 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex4_causal_mask import common
 from autograder.support import lm
@@ -82,8 +83,7 @@ def _margins_ok(step_logits: list[torch.Tensor], tie_period: int | None) -> bool
     return True
 
 
-TIE_HINT = ("on ties the lowest token index must win: torch.argmax does that; topk, sort and "
-            "argsort do not promise it")
+TIE_HINT = Cause.EX4_GEN_TIES_NOT_LOWEST
 
 
 def _check(student, support, seed, prompt, k, tie_period=None, varied=False):
@@ -95,8 +95,9 @@ def _check(student, support, seed, prompt, k, tie_period=None, varied=False):
     got = common.expect_tensor(got, f"{NAME}(model, prompt, {k})")
     hint = mistakes.name_generation_mistake(got, mistakes.greedy(local, prompt, k)) \
         if not (tuple(got.shape) == tuple(want.shape) and torch.equal(got.long(), want)) else None
-    if hint is None and tie_period is not None:
-        hint = TIE_HINT
+    if hint is None and tie_period is not None and tuple(got.shape) == tuple(want.shape) \
+            and torch.equal(got[:, :prompt.shape[1]].long(), prompt.long()):
+        hint = TIE_HINT                       # the right length and prompt: the ties are what differs
     if tuple(got.shape) != tuple(want.shape):
         checks.fail(f"{NAME}(model, prompt, {k}): expected shape {tuple(want.shape)}, got "
                     f"{tuple(got.shape)} (inputs: {inputs})", hint)

@@ -5,18 +5,14 @@ import pytest
 import torch
 
 import reference.causal as ref
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex4_causal_mask import common
 
 CAUSAL_WRONG = {
-    "your mask hides the diagonal (tril with diagonal=-1): position i may attend to itself":
-        lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1),
-    "your mask is upper-triangular: True means *may attend*, and position i may attend to "
-    "positions j <= i (on and below the diagonal)":
-        lambda n: torch.ones(n, n, dtype=torch.bool).triu(),
-    "your mask marks the *future* as True: in this course True means may attend, so it is True "
-    "on and below the diagonal":
-        lambda n: ~torch.ones(n, n, dtype=torch.bool).tril(),
+    Cause.EX4_STRICT: lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1),
+    Cause.EX4_MASK_UPPER_TRIANGULAR: lambda n: torch.ones(n, n, dtype=torch.bool).triu(),
+    Cause.EX4_MASK_MARKS_FUTURE: lambda n: ~torch.ones(n, n, dtype=torch.bool).tril(),
 }
 
 
@@ -60,10 +56,8 @@ def test_padding_mask(student):
     inputs = checks.describe_inputs(lengths=lengths, max_len=max_len)
     got = student.causal.create_padding_mask(lengths, max_len)
     pos = torch.arange(max_len)[None, :]
-    wrong = {"your mask is True at positions <= lengths[b]: sequence b has lengths[b] real tokens, "
-             "at positions 0 … lengths[b]−1": pos <= lengths[:, None],
-             "your mask is inverted: True marks the *real* tokens (the keys one may attend to), "
-             "False the padding": pos >= lengths[:, None]}
+    wrong = {Cause.EX4_PADDING_LESS_EQUAL: pos <= lengths[:, None],
+             Cause.EX4_PADDING_INVERTED: pos >= lengths[:, None]}
     common.expect_mask(got, ref.create_padding_mask(lengths, max_len), "create_padding_mask(lengths, max_len)",
                        inputs, wrong)
 
@@ -89,9 +83,7 @@ def test_combine_masks(student, support):
     with checks.calling("causal.combine_masks"):
         got, changes = support.autograd.call_and_check_unchanged(student.causal.combine_masks,
                                                                  [causal, padding])
-    wrong = {"your mask applies the padding to the *queries* (padding[b, i]); it masks keys: "
-             "[b, i, j] = causal[i, j] and padding[b, j]": causal[None] & padding[:, :, None],
-             "your mask combines with `or`: a position may be attended only if *both* masks allow it":
-             causal[None] | padding[:, None, :]}
+    wrong = {Cause.EX4_COMBINE_PADS_QUERIES: causal[None] & padding[:, :, None],
+             Cause.EX4_COMBINE_OR: causal[None] | padding[:, None, :]}
     common.expect_mask(got, ref.combine_masks(causal, padding), "combine_masks(causal, padding)", inputs, wrong)
     common.expect_unchanged(changes, ["causal", "padding"], "combine_masks")

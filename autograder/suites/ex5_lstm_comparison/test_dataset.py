@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from autograder.diagnosis import ex5 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
@@ -21,8 +22,7 @@ def _check_dataset(out, num, seq, vocab, seed):
     if int(tokens.min()) < 1 or int(tokens.max()) > vocab - 1:
         checks.fail(f"tokens must lie in 1 … vocab_size − 1 ({inputs}); got values from "
                     f"{int(tokens.min())} to {int(tokens.max())}",
-                    cause="tokens drawn from 0 (token 0 is reserved): use torch.randint(1, vocab_size, …)"
-                    if int(tokens.min()) == 0 else None)
+                    cause=Cause.EX5_TOKENS_FROM_ZERO if int(tokens.min()) == 0 else None)
     if not torch.equal(labels, tokens[:, 0]):
         checks.fail(f"labels must equal tokens[:, 0] ({inputs})", cause=mistakes.dataset_labels(tokens, labels))
     want_tokens, want_labels = common.ref.make_recall_dataset(num, seq, vocab, seed)
@@ -59,4 +59,4 @@ def test_labels_are_a_copy(student, support):
     if len(shares) >= 2 and shares[1][0]:
         checks.fail("labels share memory with tokens (tokens[:, 0] is a view): return "
                     "tokens[:, 0].clone(), so that changing one never changes the other",
-                    cause='labels = tokens[:, 0] is a view of tokens: return tokens[:, 0].clone()')
+                    cause=Cause.EX5_LABELS_VIEW)

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from autograder.diagnosis import ex5 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
@@ -70,7 +71,7 @@ def test_gradient_norms_leave_grads_alone(student, support):
         checks.fail(f"{call} filled the .grad of parameters that had none ({', '.join(filled[:4])}"
                     f"{', …' if len(filled) > 4 else ''}): take the gradient with "
                     "torch.autograd.grad(target, E) instead of .backward()",
-                    cause="loss.backward() fills every parameter's .grad: use torch.autograd.grad(loss, E) instead")
+                    cause=Cause.EX5_GRAD_BACKWARD_FILLS_GRADS)
     support.training.set_grads(model, common.seed(72))
     before = support.training.grads(model)
     student.lstm_vs_attention.input_gradient_norms(model, tokens, labels)
@@ -79,7 +80,7 @@ def test_gradient_norms_leave_grads_alone(student, support):
         checks.fail(f"{call} changed parameters' existing .grad ({', '.join(changed[:4])}): "
                     "it must leave them exactly as they were (torch.autograd.grad; no "
                     "zero_grad, no .backward())",
-                    cause='model.zero_grad() or .backward() inside input_gradient_norms: take the gradient with torch.autograd.grad(loss, E) and leave .grad alone')
+                    cause=Cause.EX5_GRAD_ZERO_GRAD_INSIDE)
     state = model.state_dict()
     for name, value in common.state_of(local).items():
         if name not in state or not torch.equal(state[name], value):

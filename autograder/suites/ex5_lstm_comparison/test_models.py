@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from autograder.diagnosis import ex5 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
@@ -13,13 +14,11 @@ ATTENTION_CHILDREN = {"embed": "Embedding", "pos": "Embedding", "W_q": "Linear",
                       "W_k": "Linear", "W_v": "Linear", "head": "Linear"}
 
 
-def _structure_cause(missing: list[str], extra: list[str]) -> str | None:
+def _structure_cause(missing: list[str], extra: list[str]) -> Cause | None:
     if extra == ["W_o"] and not missing:
-        return ("an output projection W_o, as in multi-head attention: the spec's AttentionClassifier "
-                "has none (its head reads the attention output directly)")
+        return Cause.EX5_EXTRA_W_O
     if missing and extra and len(missing) == len(extra):
-        return (f"submodules named differently from the spec ({', '.join(extra)} for "
-                f"{', '.join(missing)}): use the spec's attribute names")
+        return Cause.EX5_SUBMODULES_RENAMED
     return None
 
 
@@ -63,7 +62,7 @@ def test_lstm_structure(student, support):
     lstm = info["lstm"]["lstm"]
     if not lstm["batch_first"]:
         checks.fail("LSTMClassifier.lstm must be created with batch_first=True (inputs are (B, n, d_model))",
-                    cause='nn.LSTM(...) without batch_first=True')
+                    cause=Cause.EX5_LSTM_NOT_BATCH_FIRST)
     if lstm["num_layers"] != 1 or lstm["bidirectional"] or lstm["proj_size"]:
         checks.fail("LSTMClassifier.lstm must be a one-layer, unidirectional nn.LSTM(d_model, d_model, batch_first=True)")
     if lstm["input_size"] != 10 or lstm["hidden_size"] != 10:
@@ -158,3 +157,19 @@ def test_attention_forward(student):
     checks.expect_close(got, want, "AttentionClassifier(tokens)", inputs=inputs,
                         rtol=common.RTOL, atol=common.ATOL,
                         mistakes=lambda: mistakes.attention_forward(reference, tokens))
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("kind", ["lstm", "attention"], ids=["LSTMClassifier", "AttentionClassifier"])
+@pytest.mark.covers("LSTMClassifier", "AttentionClassifier")
+def test_batch_of_one(student, kind):
+    """a batch of one sequence (B = 1) gives logits (1, num_classes) matching the reference"""
+    name = {"lstm": "LSTMClassifier", "attention": "AttentionClassifier"}[kind]
+    model, reference = common.pair(student, kind, 50)
+    tokens, _ = common.dataset(1, common.SEQ, common.VOCAB, 51)
+    inputs = checks.describe_inputs(tokens=tokens)
+    with torch.no_grad():
+        want = reference(tokens)
+    got = model(tokens)
+    checks.expect_shape(got, tuple(want.shape), f"{name}(tokens)", inputs)
+    checks.expect_close(got, want, f"{name}(tokens)", inputs=inputs, rtol=common.RTOL, atol=common.ATOL)

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from autograder.diagnosis import ex5 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
@@ -24,7 +25,7 @@ def test_path_length(student):
                     if kind == "attention" else " (one recurrent step per position after the first)"
                 checks.fail(f"path_length({kind!r}, {n}) is not the number of sequential steps "
                             f"from position 0 to the last position{hint}",
-                            cause='an off-by-one in path_length: an LSTM takes seq_len − 1 recurrent steps from position 0 to the last position')
+                            cause=Cause.EX5_PATH_OFF_BY_ONE)
 
 
 @pytest.mark.points(2)
@@ -93,15 +94,34 @@ def test_accuracy(student, support):
         call = f"accuracy(model, tokens, labels) on {len(labs)} {what}"
         if not isinstance(got, float):
             checks.fail(f"{call} returned a {type(got).__name__}, expected a Python float (use .item())",
-                        cause='the result is a tensor: return a Python float with .item()')
+                        cause=Cause.EX5_ACCURACY_TENSOR)
         if not 0.0 <= got <= 1.0:
             hint = " (a percentage? return a fraction)" if got <= 100 else \
                 " (a count? divide by the number of samples)"
             checks.fail(f"{call} is {got:g}, outside [0, 1]{hint}",
-                        cause='accuracy is returned as a percentage (× 100) or a count, not a fraction')
+                        cause=Cause.EX5_ACCURACY_PERCENT)
         if abs(got - want) > 1e-6:
             checks.fail(f"{call} is not the fraction of samples whose argmax logit equals the "
                         "label (it differs by more than 1e-6)")
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.covers("accuracy")
+def test_accuracy_fraction_between_0_and_1(student, support):
+    """accuracy is a fraction, not 0 or 1 only: labels that match 2 predictions in 3"""
+    model, local = common.kit_pair(support, 120)
+    tokens, _ = common.dataset(200, common.SEQ, common.VOCAB, 121)
+    with torch.no_grad():
+        top2 = local(tokens).topk(2, dim=-1)
+    clear = (top2.values[:, 0] - top2.values[:, 1]) > 1e-3     # predictions no rounding can change
+    tokens, predicted = tokens[clear][:60], top2.indices[clear][:60, 0]
+    labels = predicted.clone()
+    labels[2::3] = (labels[2::3] + 1) % common.CLASSES        # every third label wrong: two in three right
+    right = int((labels == predicted).sum())
+    got = student.lstm_vs_attention.accuracy(model, tokens, labels)
+    call = f"accuracy(model, tokens, labels) with {len(labels)} samples, {right} predicted right"
+    if not isinstance(got, (float, int)) or not abs(float(got) - right / len(labels)) <= 1e-6:   # NaN fails
+        checks.fail(f"{call} is {got!r}, expected the fraction {right}/{len(labels)} ≈ {right / len(labels):.4f}")
 
 
 # The end-to-end check: the kit's own Adam loop trains the student's AttentionClassifier

@@ -13,6 +13,7 @@ import torch
 import reference.positional as ref
 from autograder import seeds
 from autograder.diagnosis import ex6 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 
 # float32 tables: sin/cos of angles up to max_len carry rounding of about max_len · 6e-8
@@ -76,7 +77,7 @@ def expect_unchanged(changes: list[float], names: list[str], function: str) -> N
     touched = [n for n, c in zip(names, changes) if c != 0.0]
     if touched:
         checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place",
-                    "an in-place operation on an input (+=, add_, x[...] = …): return a new tensor, x + …")
+                    Cause.IN_PLACE)
 
 
 def load_learned(remote, state: dict[str, torch.Tensor]) -> None:
@@ -100,12 +101,9 @@ def expect_value_error(call, what: str, why: str) -> None:
     except StudentError as exc:
         kind = exc.raised
         if kind != "ValueError":
-            cause = ("an IndexError from indexing past the end of the table (nn.Embedding or pe[...]) "
-                     "instead of your own check: raise ValueError when n is too long"
-                     if kind == "IndexError" else
-                     "use `raise ValueError(...)`, not assert (asserts can be switched off)"
-                     if kind == "AssertionError" else None)
+            cause = (Cause.EX6_INDEX_ERROR_NOT_VALUE_ERROR if kind == "IndexError" else
+                     Cause.ASSERT_FOR_VALUE_ERROR if kind == "AssertionError" else None)
             checks.fail(f"{what} should raise ValueError ({why}); it raised {kind or 'an error'}", cause)
     else:
         checks.fail(f"{what} should raise ValueError ({why}) but raised nothing",
-                    f"no length check: raise ValueError when {why}")
+                    Cause.EX6_NO_LENGTH_CHECK)

@@ -6,6 +6,7 @@ import torch
 
 import reference.positional as ref
 from autograder.diagnosis import ex6 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex6_positional_encoding import common
 
@@ -89,8 +90,7 @@ def test_gradients(student, support):
     if result["error"] or dx is None or dpe is None:
         checks.fail("no gradient reached " + ("x" if dx is None else "pe") + " through add_positional_encoding"
                     + (f" ({result['error']})" if result["error"] else ""),
-                    "the result is detached from the graph (.detach(), .data, torch.tensor(…) of a "
-                    "tensor, or a NumPy round trip)")
+                    Cause.DETACHED)
     want = torch.zeros(7, 6, dtype=torch.float64)
     want[:4] = g.double().sum(0)
     checks.expect_close(dx, g, "d(sum(g * out)) / d x", rtol=1e-5, atol=1e-6, inputs="x (3, 4, 6), pe (7, 6)")

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import reference.positional as ref
+from autograder.diagnosis.causes import Cause
 from autograder.sandbox import UnsupportedValue
 from autograder.suites import checks
 
@@ -46,11 +47,10 @@ def test_matrix(drawn):
     if got.shape == want.T.shape and got.shape != want.shape:
         checks.fail(f"plot_encoding: the heatmap shows {got.shape[0]} rows × {got.shape[1]} columns for a "
                     f"table of {want.shape[0]} positions × {want.shape[1]} dimensions",
-                    "the table is transposed: positions are the rows, dimensions the columns")
+                    Cause.EX6_PLOT_TRANSPOSED)
     if got.shape == want.shape and np.allclose(got, want[::-1], atol=1e-6):
         checks.fail("plot_encoding: position 0 is shown at the bottom",
-                    "an upside-down image (origin='lower' or pcolormesh without inverting the y axis): "
-                    "position 0 is the top row")
+                    Cause.EX6_PLOT_UPSIDE_DOWN)
     checks.expect_close(got, want, "the displayed table", inputs="pe (12, 10)", rtol=1e-5, atol=1e-6)
 
 
@@ -76,7 +76,7 @@ def test_colour_limits_and_colorbar(drawn):
     clim = info.get("clim")
     if clim is None or not np.allclose(clim, [-1.0, 1.0]):
         checks.fail(f"plot_encoding: colour limits are {clim}, expected [-1, 1] whatever the data's range",
-                    "automatic colour limits: pass vmin=-1, vmax=1")
+                    Cause.EX6_PLOT_AUTOMATIC_LIMITS)
     if not info.get("has_colorbar"):
         checks.fail("plot_encoding: no colorbar (fig.colorbar(image, ax=ax))")
 

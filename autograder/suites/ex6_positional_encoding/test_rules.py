@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 
 
@@ -18,4 +19,4 @@ def test_no_banned_apis(student, submission):
     if found.banned:
         lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
         checks.fail("positional.py uses APIs this exercise does not allow:\n" + lines,
-                    cause="a built-in attention (nn.MultiheadAttention, F.scaled_dot_product_attention)")
+                    cause=Cause.BANNED_API)

@@ -7,6 +7,7 @@ import torch
 
 import reference.positional as ref
 from autograder.diagnosis import ex6 as mistakes
+from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
 from autograder.suites.ex6_positional_encoding import common
 
@@ -67,8 +68,7 @@ def test_bounded(student):
     if worst > 1.0 + 1e-6:
         checks.fail(f"sinusoidal_encoding(100, 24): entries reach {worst:.3g} in absolute value; "
                     "sines and cosines stay within [-1, 1]",
-                    "something is added or multiplied after the sin/cos (e.g. the position itself, "
-                    "or a scale): the table holds the sines and cosines alone")
+                    Cause.EX6_NOT_ONLY_SIN_COS)
 
 
 @pytest.mark.points(1.5)

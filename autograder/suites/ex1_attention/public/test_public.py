@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.suites.checks import expect_tuple, expect_type
+from autograder.diagnosis.causes import Cause
+from autograder.suites.checks import expect_close, expect_tuple, expect_type, fail, likely_cause
+
+
+def _softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
+    """softmax along ``axis``, computed here for the expected values and the known mistakes."""
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 @pytest.mark.public
@@ -37,14 +44,15 @@ def test_public_attention_np_hand_computed(student):
     V = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     out, w = expect_tuple(student.attention.scaled_dot_product_attention_np(Q, K, V), 2,
                           "scaled_dot_product_attention_np(Q, K, V)")
-    s = np.array([2.0, 0.0]) / math.sqrt(2)
-    p = np.exp(s) / np.exp(s).sum()
+    raw = np.array([[2.0, 0.0]])                 # Q Kᵀ
+    p = _softmax(raw / math.sqrt(2))
     assert np.shape(w) == (1, 2) and np.shape(out) == (1, 3), \
         f"got weights {np.shape(w)} and output {np.shape(out)}, expected (1, 2) and (1, 3)"
-    assert np.allclose(w[0], p), (f"weights are {np.round(np.asarray(w[0]), 4).tolist()}, expected "
-                                  f"softmax(Q Kᵀ / √d_k) = {np.round(p, 4).tolist()} (is the scaling by √d_k there?)")
-    assert np.allclose(out[0], p @ V), (f"output is {np.round(np.asarray(out[0]), 4).tolist()}, expected "
-                                        f"weights @ V = {np.round(p @ V, 4).tolist()}")
+    # the usual mistakes, worked out by hand on this example (each names its cause when it matches)
+    mistakes = {Cause.EX1_NO_SCALE: _softmax(raw), Cause.EX1_SCALE_NO_SQRT: _softmax(raw / 2),
+                Cause.EX1_SCALE_DV: _softmax(raw / math.sqrt(3)), Cause.EX1_WRONG_AXIS: _softmax(raw, axis=-2)}
+    expect_close(w, p, "weights = softmax(Q Kᵀ / √d_k)", rtol=1e-5, atol=1e-8, mistakes=mistakes, reveal=True)
+    expect_close(out, p @ V, "output = weights @ V", rtol=1e-5, atol=1e-8, reveal=True)
 
 
 @pytest.mark.public
@@ -54,7 +62,8 @@ def test_public_mask_true_means_may_attend(student):
     rng = np.random.default_rng(0)
     Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 5))
     mask = np.tril(np.ones((3, 3), dtype=bool))   # (n, m), broadcast over the batch
-    scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / math.sqrt(4), -np.inf)
+    raw = Q @ np.swapaxes(K, -1, -2)                # Q Kᵀ, (2, 3, 3)
+    scores = np.where(mask, raw / math.sqrt(4), -np.inf)
     want = np.exp(scores - scores.max(axis=-1, keepdims=True))
     want = want / want.sum(axis=-1, keepdims=True)   # the expected weights, computed here
     for name, call in (("scaled_dot_product_attention_np",
@@ -65,10 +74,34 @@ def test_public_mask_true_means_may_attend(student):
         _, w = expect_tuple(call(), 2, f"{name}(Q, K, V, mask)")
         w = w.detach().numpy() if isinstance(w, torch.Tensor) else np.asarray(w)
         assert np.shape(w) == (2, 3, 3), f"{name}: weights have shape {np.shape(w)}, expected (2, 3, 3)"
-        assert (w[:, ~mask] == 0).all(), f"{name}: weights where the mask is False must be exactly 0"
-        assert np.allclose(w[:, 0, 0], 1.0), f"{name}: query 0 may attend only to key 0, so its weight must be 1"
-        assert np.allclose(w, want), (f"{name}: weights of batch 0 are {np.round(w[0], 4).tolist()}, "
-                                      f"expected {np.round(want[0], 4).tolist()}")
+        if not (w[:, ~mask] == 0).all():
+            fail(f"{name}: weights where the mask is False must be exactly 0", _mask_cause(w, mask, raw))
+        if not np.allclose(w[:, 0, 0], 1.0):
+            fail(f"{name}: query 0 may attend only to key 0, so its weight must be 1; got "
+                 f"{np.round(w[:, 0, 0], 4).tolist()}", likely_cause(w, _value_mistakes(mask, raw)))
+        expect_close(w, want, f"{name}: weights", rtol=1e-5, atol=1e-8, reveal=True,
+                     mistakes=lambda: _value_mistakes(mask, raw))
+
+
+def _mask_cause(w: np.ndarray, mask: np.ndarray, raw: np.ndarray) -> Cause | None:
+    """Why keys the mask forbids got weight: True read as *masked* (weight 0 exactly where the
+    mask allows, in every row it does not allow entirely), or the mask ignored / scores set to 0."""
+    allowed_in_mixed_rows = mask & ~mask.all(axis=-1, keepdims=True)
+    if allowed_in_mixed_rows.any() and (w[:, allowed_in_mixed_rows] == 0).all():
+        return Cause.EX1_INVERTED_MASK
+    return likely_cause(w, {Cause.EX1_MASK_IGNORED: _softmax(raw / 2.0),
+                            Cause.EX1_MASK_ZERO: _softmax(np.where(mask, raw / 2.0, 0.0))})
+
+
+def _value_mistakes(mask: np.ndarray, raw: np.ndarray) -> dict:
+    """The usual mistakes on this example: no scaling or the wrong one, the softmax over the
+    queries, the mask applied after the softmax (worked out here: d_k = 4, d_v = 5)."""
+    def masked(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+        return _softmax(np.where(mask, scores, -1e9), axis=axis)
+    return {Cause.EX1_NO_SCALE: masked(raw), Cause.EX1_SCALE_NO_SQRT: masked(raw / 4.0),
+            Cause.EX1_SCALE_DV: masked(raw / math.sqrt(5)),
+            Cause.EX1_WRONG_AXIS: masked(raw / 2.0, axis=-2),
+            Cause.EX1_MASK_AFTER: np.where(mask, _softmax(raw / 2.0), 0.0)}
 
 
 @pytest.mark.public
