@@ -204,21 +204,35 @@ def _env(kit: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def user_level_kit():
-    """A copy of the kit in a folder everyone may enter (as /autograder/source on Gradescope):
-    the user level locks the kit against the worker user, which must not touch this tree."""
-    base = Path(tempfile.mkdtemp(prefix="ag-life-kit-", dir="/var/tmp"))
+def _kit_copy(prefix: str):
+    """A copy of the kit in a folder everyone may enter (as /autograder/source on Gradescope),
+    open to everyone whatever the checkout's modes are."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
     base.chmod(0o755)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("autograder", "reference"):
         shutil.copytree(ROOT / name, base / "source" / name, ignore=ignore)
-    # Open to everyone whatever the checkout's modes are: a user-level run of the checkout
-    # itself (a test's, a TA's) locks its folders for good, and the copy would keep that.
     for folder, _dirs, files in os.walk(base / "source"):
         os.chmod(folder, 0o755)
         for name in files:
             os.chmod(os.path.join(folder, name), 0o644)
+    return base
+
+
+@pytest.fixture(scope="module")
+def user_level_kit():
+    """The user level's kit: it locks the kit against the worker user for good (as at image
+    build time), so it gets a copy of its own."""
+    base = _kit_copy("ag-life-kit-")
+    yield base / "source"
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def nobody_kit():
+    """The kit a grader running as ``nobody`` reads (the checkout and its venv are under a
+    private /root here; the user level's copy is locked)."""
+    base = _kit_copy("ag-life-nobody-")
     yield base / "source"
     shutil.rmtree(base, ignore_errors=True)
 
@@ -245,7 +259,7 @@ def _level(name: str, request: pytest.FixtureRequest) -> Level:
         pytest.skip("setpriv (util-linux) is needed to run the grader as an unprivileged user")
     outside_python()                   # nobody cannot reach this venv's interpreter under /root
     return Level(name, ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"),
-                 (), None, NOBODY, str(OUTSIDE_PYTHON), request.getfixturevalue("user_level_kit"))
+                 (), None, NOBODY, str(OUTSIDE_PYTHON), request.getfixturevalue("nobody_kit"))
 
 
 @pytest.fixture(scope="module", autouse=True)
