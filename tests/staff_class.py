@@ -120,7 +120,7 @@ def disguise(source: str) -> str:
 
 
 def _hostile(case: str, dest: Path) -> None:
-    from test_hostile import build_submission
+    from hostile_cases import build_submission
     folder = build_submission(case, dest.parent / f".{dest.name}-build", "staffclass", "0" * 64)
     shutil.copytree(folder, dest)
     shutil.rmtree(folder.parent, ignore_errors=True)

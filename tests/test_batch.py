@@ -158,7 +158,7 @@ def test_misconceptions_are_counted_once_per_submission():
     rows = [Row(entry, tests=[fail, fail]), Row(entry, tests=[fail, both]),
             Row(entry, tests=[{"status": "passed", "tags": ["ex1"], "output": ""}])]
     no_scale, wrong_axis = Cause.EX1_NO_SCALE.sentence, Cause.EX1_WRONG_AXIS.sentence
-    assert gradebook.misconceptions(rows) == [("ex1", no_scale, 2), ("ex1", f"{no_scale} or: {wrong_axis}", 1)]
+    assert gradebook.misconceptions(rows) == [("ex1", no_scale, 2), ("ex1", f"{no_scale}\n  or: {wrong_axis}", 1)]
 
 
 def test_misconceptions_come_from_the_structure_not_the_text():

@@ -36,7 +36,7 @@ def _csv(path: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def _tests(exercise: str, total: float, passed: list[bool], cause: str = "") -> list[dict]:
+def _tests(exercise: str, total: float, passed: list[bool], cause: tuple[str, ...] = ()) -> list[dict]:
     """Test entries as results.json holds them: shares of ``total`` (split_total), passed or not."""
     shares = results.split_total(total, [1.0] * len(passed))
     out = []
@@ -44,7 +44,7 @@ def _tests(exercise: str, total: float, passed: list[bool], cause: str = "") -> 
         entry = {"name": f"{exercise} · test {i}", "score": share if ok else 0.0, "max_score": share,
                  "status": "passed" if ok else "failed", "tags": [exercise], "number": f"{exercise[2:]}.{i}"}
         if cause and not ok:
-            entry["extra_data"] = {"cause": cause}
+            entry["extra_data"] = {"cause": list(cause)}
         out.append(entry)
     return out
 
@@ -291,13 +291,15 @@ def test_item_stats_count_graded_exercises_and_use_the_rest_of_the_total():
 
 def test_misconceptions_name_who_has_them():
     from autograder.staff.model import SubmissionView
-    a = _row("Ann", _tests("ex1", 20, [False, False], cause="mask inverted\n  or: mask ignored"))
-    b = _row("Ben", _tests("ex1", 20, [False, True], cause="mask inverted\n  or: mask ignored"))
-    c = _row("Cat", _tests("ex1", 20, [False, True], cause="no scaling"))
+    from autograder.diagnosis.causes import Cause
+    mask = (Cause.EX1_INVERTED_MASK.id, Cause.EX1_MASK_IGNORED.id)      # a test cannot tell them apart
+    a = _row("Ann", _tests("ex1", 20, [False, False], cause=mask))
+    b = _row("Ben", _tests("ex1", 20, [False, True], cause=mask))
+    c = _row("Cat", _tests("ex1", 20, [False, True], cause=(Cause.EX1_NO_SCALE.id,)))
     (first, second) = stats.misconceptions([SubmissionView(r) for r in (a, b, c)])
     assert (first.cause, first.count, first.students, len(first.tests)) == (
-        "mask inverted\n  or: mask ignored", 2, ["Ann", "Ben"], 2)
-    assert (second.cause, second.students) == ("no scaling", ["Cat"])
+        f"{Cause.EX1_INVERTED_MASK.sentence}\n  or: {Cause.EX1_MASK_IGNORED.sentence}", 2, ["Ann", "Ben"], 2)
+    assert (second.cause, second.students) == (Cause.EX1_NO_SCALE.sentence, ["Cat"])
 
 
 def test_bins_show_the_spread():
@@ -395,7 +397,7 @@ HOSTILE = "<script>alert(\"x\")</script> O'Brien \u202egnp.exe"
 def test_report_escapes_everything_a_submission_wrote(tmp_path):
     """A hostile name, folder name, reason and cause reach the page as text: no element, no
     attribute, the bidi override visible; the page needs no network and has no script."""
-    rows = [_row(HOSTILE, _tests("ex1", 20, [False, True], cause="<img src=x onerror=alert(1)> & \"q\""),
+    rows = [_row(HOSTILE, _tests("ex1", 20, [False, True], cause=("<img src=x onerror=alert(1)> & \"q\"",)),
                  path=tmp_path / "<b>folder</b>", reason="<i>crashed</i>"),
             _row("Ada", _tests("ex1", 20, [True, True]))]
     facts = RunFacts(_exercises(ex1=20), build_id="<build>", notes=["<u>note</u>"])
@@ -411,7 +413,7 @@ def test_report_escapes_everything_a_submission_wrote(tmp_path):
 
 
 def test_summary_is_short_and_points_to_the_report(tmp_path):
-    rows = [_row(f"s{i}", _tests("ex1", 20, [i > 0] + [True] * 30, cause="c\n  or: d")) for i in range(12)]
+    rows = [_row(f"s{i}", _tests("ex1", 20, [i > 0] + [True] * 30, cause=("c", "d"))) for i in range(12)]
     from autograder import gradebook
     gradebook.write_outputs(tmp_path / "grades.csv", rows, _exercises(ex1=20),
                             facts=RunFacts(_exercises(ex1=20), elapsed=30.0, graded_now=1, kept=11),

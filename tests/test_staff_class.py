@@ -223,7 +223,7 @@ def test_report_names_each_misconception_and_who_has_it(graded, dom):
     who = defaultdict(list)
     for s in students:
         for t in _results(out, s)["tests"]:
-            cause = ((t.get("extra_data") or {}).get("cause") or "").strip()
+            cause = results.cause_of_result(t)             # the sentences of its cause ids
             if t["status"] != "passed" and cause:
                 key = (results.exercise_of_result(t), cause)
                 if " & ".join(s.names) not in who[key]:
