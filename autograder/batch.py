@@ -33,7 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from autograder import contract, results
+from autograder import contract, filetree, results
 from autograder import jobs as private_jobs
 from autograder.batching import cluster, interrupt_on_termination, resume
 from autograder.batching.discovery import Discovery, discover
@@ -51,8 +51,6 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
               job_memory_mb: int | None = None, isolation: str | None = None,
               warm: bool = True) -> tuple[list[Row], Discovery]:
     """Grade every submission; write the CSV, results/, summary.md and histogram.png."""
-    from tqdm import tqdm
-
     from autograder import gradebook
 
     found = discover(submissions)
@@ -68,6 +66,25 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                     isolation=isolation)
     runner.pool = cluster.choose_pool(runner, link, warm, WORKER_USER)   # the cluster, warm graders or none
     kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
+    try:                                            # whatever fails, the folders' own modes come back
+        rows, elapsed = _grade_all(runner, found, out_dir, exercises, call_timeout, jobs, progress)
+    finally:
+        kept.restore()
+    ordered = [rows[e.key] for e in found.entries]
+    found.notes += private_jobs.neighbour_notes({r.isolation for r in ordered if r.isolation},
+                                                Path(submissions).resolve(), kept, runner.memory,
+                                                runner.memory_mb, WORKER_USER)
+    gradebook.write_csv(out_csv, ordered, exercises)
+    gradebook.write_summary(out_dir, ordered, exercises, found=found, elapsed=elapsed, jobs=jobs,
+                            csv_name=out_csv.name)
+    return ordered, found
+
+
+def _grade_all(runner: Runner, found: Discovery, out_dir: Path, exercises: tuple[contract.Exercise, ...],
+               call_timeout: float, jobs: int, progress: bool | None) -> tuple[dict[str, Row], float]:
+    """Grade every entry not kept from an earlier run: ``(rows by entry key, seconds)``."""
+    from tqdm import tqdm
+
     started = time.monotonic()
     settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
     rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
@@ -97,20 +114,10 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
         runner.close()
         bar.close()
         raise
-    finally:
-        kept.restore()                              # the class and output folders' own modes back
     pool.shutdown(wait=True)
     bar.close()
     runner.close()
-    ordered = [rows[e.key] for e in found.entries]
-    found.notes += private_jobs.neighbour_notes({r.isolation for r in ordered if r.isolation},
-                                                Path(submissions).resolve(), kept, runner.memory,
-                                                runner.memory_mb, WORKER_USER)
-    elapsed = time.monotonic() - started
-    gradebook.write_csv(out_csv, ordered, exercises)
-    gradebook.write_summary(out_dir, ordered, exercises, found=found, elapsed=elapsed, jobs=jobs,
-                            csv_name=out_csv.name)
-    return ordered, found
+    return rows, time.monotonic() - started
 
 
 def default_jobs() -> int:
@@ -153,6 +160,9 @@ def command(args: argparse.Namespace) -> int:
                                 warm=not args.cold, scheduler=args.scheduler)
     except (FileNotFoundError, cluster.ClusterError) as exc:
         print(f"batch: {exc}", file=sys.stderr)
+        return 2
+    except filetree.TooLarge as exc:
+        print(f"batch: {args.submissions} {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("batch: interrupted; running graders were stopped", file=sys.stderr)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from autograder import textsafe
+from autograder import filetree, textsafe
 from autograder.zipnames import open_zip
 
 MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file (and a notebook's extracted code)
@@ -23,6 +23,7 @@ MAX_TOTAL_BYTES = 50 * 1024 * 1024          # everything read or decompressed, w
 MAX_ENTRIES = 10_000                        # files, folders and zip members, whole submission
 MAX_ZIP_DIRECTORY_BYTES = 4 * 1024 * 1024   # a zip's central directory (parsed into memory)
 MAX_DEPTH = 32                              # folder nesting
+MAX_LISTED = 2 * MAX_ENTRIES                # names listed on disk, skipped ones (.git, …) too
 _SKIP_DIRS = {"__pycache__", "__MACOSX", ".ipynb_checkpoints", ".git", "node_modules"}
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -81,34 +82,36 @@ def list_submission(path: Path, wanted: set[str], budget: ReadAllowance, listing
 
 
 def _walk(root: Path, wanted: set[str], budget: ReadAllowance, listing: Listing) -> None:
-    """Every file under ``root`` without following links (iterative, depth-capped)."""
-    stack = [(root, PurePosixPath(), 0)]
-    while stack:
-        folder, rel_folder, depth = stack.pop()
-        with os.scandir(folder) as it:
-            children = sorted(it, key=lambda e: e.name)
-        for child in children:
-            rel = rel_folder / child.name
-            shown = textsafe.name(rel.as_posix(), None)      # names are escaped where they enter
-            if _skipped(PurePosixPath(child.name)):
-                continue
+    """Every file under ``root`` without following links (:func:`autograder.filetree.walk`:
+    no recursion, depth-capped)."""
+    bounds = filetree.Bounds(depth=MAX_DEPTH, entries=MAX_LISTED, bytes=None)   # bytes: charged when read
+    try:
+        for child in filetree.walk(root, bounds, skip=lambda name, _kind: _skipped(PurePosixPath(name)),
+                                   follow_root=True):
             if not budget.entry():
                 listing.truncated = f"the submission has more than {budget.max_entries} files"
                 return
-            if child.is_symlink():
-                if child.name in wanted:
-                    listing.files[shown] = UnreadFile(refusal=f"{shown} is a symbolic link")
-                else:
-                    listing.skipped.append(f"{shown} (a symbolic link, not followed)")
-            elif child.is_dir(follow_symlinks=False):
-                if depth + 1 > MAX_DEPTH:
-                    listing.skipped.append(f"{shown}/ (folders nested more than {MAX_DEPTH} deep)")
-                else:
-                    stack.append((Path(child.path), rel, depth + 1))
-            elif child.name in wanted:
-                listing.files[shown] = _disk_entry(Path(child.path), shown)
-            elif child.name.endswith(".zip") and child.is_file(follow_symlinks=False):
-                _zip_members(Path(child.path), f"{shown}/", wanted, budget, listing)
+            _list_entry(root, child, wanted, budget, listing)
+    except filetree.TooLarge:
+        listing.truncated = f"the submission has more than {budget.max_entries} files"
+
+
+def _list_entry(root: Path, child: filetree.Entry, wanted: set[str], budget: ReadAllowance,
+                listing: Listing) -> None:
+    shown = textsafe.name(child.rel, None)                   # names are escaped where they enter
+    kind = child.kind
+    if kind is filetree.Kind.LINK:
+        if child.name in wanted:
+            listing.files[shown] = UnreadFile(refusal=f"{shown} is a symbolic link")
+        else:
+            listing.skipped.append(f"{shown} (a symbolic link, not followed)")
+    elif kind is filetree.Kind.FOLDER:
+        if child.too_deep:
+            listing.skipped.append(f"{shown}/ (folders nested more than {MAX_DEPTH} deep)")
+    elif child.name in wanted:
+        listing.files[shown] = _disk_entry(root / child.rel, shown)
+    elif child.name.endswith(".zip") and kind is filetree.Kind.FILE:
+        _zip_members(root / child.rel, f"{shown}/", wanted, budget, listing)
 
 
 def _skipped(rel: PurePosixPath) -> bool:

@@ -131,9 +131,12 @@ class UserLevel(Level):
         scratch folders. (Parallel graders use different worker users.)"""
         if not ids or ids["uid"] == 0:
             return
-        lifetime.kill_all_of_user(ids["uid"], ids["gid"])
-        ipc.sweep_user(ids["uid"])
-        users.remove_user_files(ids["uid"])
+        for step in (lambda: lifetime.kill_all_of_user(ids["uid"], ids["gid"]),
+                     lambda: ipc.sweep_user(ids["uid"]), lambda: users.remove_user_files(ids["uid"])):
+            try:                                   # a failed step is staff's news, never a grade's
+                step()
+            except Exception as exc:  # noqa: BLE001
+                users.staff_note(f"sweep: uid {ids['uid']}: {type(exc).__name__}: {exc}")
 
     def neighbour_note(self, submissions: Path, closed: dict, readable: Callable[[], list[str]]) -> str | None:
         if closed:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import signal
 import socket
 import sys
@@ -25,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from autograder.sandbox import forkserver as zygote
-from autograder.sandbox import isolation, levels, lifetime, limits, wire
+from autograder.sandbox import isolation, levels, lifetime, limits, users, wire
 from autograder.sandbox.errors import ExerciseUnavailable, SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 from autograder.sandbox.worker import Server
@@ -130,7 +129,7 @@ class WorkerProcess:
         if status is None:
             status = self._forkserver.reap(self.leader)
         self._sock.close()
-        shutil.rmtree(self.home, ignore_errors=True)
+        users.remove_home(self.home)           # any depth, never raises (filetree.remove)
         return status
 
 

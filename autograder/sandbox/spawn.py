@@ -22,7 +22,6 @@ import dataclasses
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.sandbox import levels, limits, wire
+from autograder.sandbox import levels, limits, users, wire
 from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 
@@ -184,7 +183,7 @@ class SpawnedWorker:
                 stream.close()
             except OSError:
                 pass
-        shutil.rmtree(self.home, ignore_errors=True)
+        users.remove_home(self.home)           # any depth, never raises (filetree.remove)
         return proc.returncode
 
 
