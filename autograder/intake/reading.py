@@ -17,19 +17,24 @@ from typing import Callable
 from autograder import filetree, textsafe
 from autograder.zipnames import open_zip
 
-MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file (and a notebook's extracted code)
-MAX_NOTEBOOK_BYTES = 8 * 1024 * 1024        # one .ipynb (outputs such as plots make them large)
+MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file, or a notebook's code cells (outputs never count)
 MAX_TOTAL_BYTES = 50 * 1024 * 1024          # everything read or decompressed, whole submission
 MAX_ENTRIES = 10_000                        # files, folders and zip members, whole submission
 MAX_ZIP_DIRECTORY_BYTES = 4 * 1024 * 1024   # a zip's central directory (parsed into memory)
 MAX_DEPTH = 32                              # folder nesting
 MAX_LISTED = 2 * MAX_ENTRIES                # names listed on disk, skipped ones (.git, …) too
+MAX_NOTICED = 100                           # other files kept to explain a missing one
+NOTICED_SUFFIXES = frozenset({".py", ".ipynb", ".zip", ".txt", ".pyw", "", ".tar", ".gz", ".tgz", ".rar", ".7z"})
 _SKIP_DIRS = {"__pycache__", "__MACOSX", ".ipynb_checkpoints", ".git", "node_modules"}
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class Refused(Exception):
     """A file that is not read; the message names it and says why."""
+
+
+class TooBig(Refused):
+    """A file larger than the limit it was read with."""
 
 
 class ReadAllowance:
@@ -59,12 +64,25 @@ class UnreadFile:
     refusal: str | None = None
 
 
+@dataclass(frozen=True)
+class Noticed:
+    """A file that is not a graded one but might have been meant as one (a ``.py``, a
+    notebook, an archive, a text file): named when an exercise's file is missing."""
+    rel: str                     # path inside the submission, escaped
+    in_zip: bool                 # a member of a zip (a zip there is a zip inside a zip)
+
+
 @dataclass
 class Listing:
     """What a submission holds, by path inside it; nothing is read yet."""
     files: dict[str, UnreadFile] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)     # links to folders, unreadable zips …
     truncated: str | None = None                         # why the listing stopped early
+    noticed: list[Noticed] = field(default_factory=list)  # at most MAX_NOTICED
+
+    def notice(self, rel: str, in_zip: bool) -> None:
+        if len(self.noticed) < MAX_NOTICED and PurePosixPath(rel).suffix.lower() in NOTICED_SUFFIXES:
+            self.noticed.append(Noticed(rel, in_zip))
 
 
 # --------------------------------------------------------------------------- listing
@@ -79,6 +97,8 @@ def list_submission(path: Path, wanted: set[str], budget: ReadAllowance, listing
         _zip_members(path, "", wanted, budget, listing)
     else:
         listing.files[textsafe.name(path.name, None)] = _disk_entry(path, textsafe.name(path.name, None))
+        if path.name not in wanted:
+            listing.notice(textsafe.name(path.name, None), False)
 
 
 def _walk(root: Path, wanted: set[str], budget: ReadAllowance, listing: Listing) -> None:
@@ -112,6 +132,8 @@ def _list_entry(root: Path, child: filetree.Entry, wanted: set[str], budget: Rea
         listing.files[shown] = _disk_entry(root / child.rel, shown)
     elif child.name.endswith(".zip") and kind is filetree.Kind.FILE:
         _zip_members(root / child.rel, f"{shown}/", wanted, budget, listing)
+    else:
+        listing.notice(shown, False)
 
 
 def _skipped(rel: PurePosixPath) -> bool:
@@ -143,7 +165,7 @@ def _read_disk(path: Path, rel: str, listed: os.stat_result, limit: int) -> byte
     """At most ``limit`` bytes of a plain file, opened without following a link; the file
     must still be the one that was listed (no swap between listing and reading)."""
     if listed.st_size > limit:
-        raise Refused(f"{rel} is larger than {size_text(limit)}")
+        raise TooBig(f"{rel} is larger than {size_text(limit)}")
     fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     try:
         now = os.fstat(fd)
@@ -158,7 +180,7 @@ def _read_disk(path: Path, rel: str, listed: os.stat_result, limit: int) -> byte
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > limit:
-        raise Refused(f"{rel} is larger than {size_text(limit)}")
+        raise TooBig(f"{rel} is larger than {size_text(limit)}")
     return data
 
 
@@ -189,9 +211,12 @@ def _zip_members(path: Path, prefix: str, wanted: set[str], budget: ReadAllowanc
             listing.truncated = f"the submission has more than {budget.max_entries} files"
             return
         rel = PurePosixPath(info.filename.replace("\\", "/"))
-        if rel.is_absolute() or ".." in rel.parts or _skipped(rel) or rel.name not in wanted:
+        if rel.is_absolute() or ".." in rel.parts or _skipped(rel):
             continue
         name = f"{prefix}{textsafe.name(rel.as_posix(), None)}"
+        if rel.name not in wanted:
+            listing.notice(name, True)
+            continue
         if stat.S_ISLNK(info.external_attr >> 16):
             listing.files[name] = UnreadFile(refusal=f"{name} is a symbolic link (in a zip)")
         else:
@@ -210,14 +235,14 @@ def _zip_directory_size(path: Path) -> int | None:
 
 def _read_member(path: Path, info: zipfile.ZipInfo, name: str, limit: int) -> bytes:
     if info.file_size > limit:
-        raise Refused(f"{name} is larger than {size_text(limit)}")
+        raise TooBig(f"{name} is larger than {size_text(limit)}")
     try:
         with open_zip(path) as archive, archive.open(info) as member:
             data = member.read(limit + 1)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, NotImplementedError) as exc:
         raise Refused(f"{name} could not be read from its zip ({type(exc).__name__})") from None
     if len(data) > limit:
-        raise Refused(f"{name} is larger than {size_text(limit)}")
+        raise TooBig(f"{name} is larger than {size_text(limit)}")
     return data
 
 
