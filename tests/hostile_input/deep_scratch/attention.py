@@ -26,8 +26,8 @@ def _nest(base, depth, name="@NAME@"):
         _os.close(fd)
 
 
-_nest("/tmp", @DEPTH_TMP@)
-_nest(_os.getcwd(), @DEPTH_HOME@)
+_nest("/tmp", int("@DEPTH_TMP@"))
+_nest(_os.getcwd(), int("@DEPTH_HOME@"))
 try:
     with open(_os.path.join("@PROOF@", "home-" + str(_os.getpid())), "w") as _f:
         _f.write(_os.getcwd())
