@@ -75,14 +75,15 @@ def black_notebook() -> str:
     return _notebook([_cell("%matplotlib inline\n%load_ext autoreload\n%autoreload 2\n!pip install numpy\n"),
                       _cell(solution("ex1")), _cell(BLACK_HELPER),
                       _cell("import numpy as np\nout, w = scaled_dot_product_attention_np(*[np.eye(3)] * 3)\n"
-                            "%time softmax(np.zeros(3))\nw.sum(-1)?\n")])
+                            "%time softmax(np.zeros(3))\nw.sum?\n")])
 
 
 def plotted_notebook() -> str:
     """ex4's solution as a notebook with seven saved plots: 8.8 MB on disk, 30 KB of code."""
     plot = {"output_type": "display_data", "metadata": {},
             "data": {"image/png": base64.b64encode(os.urandom(950_000)).decode(), "text/plain": ["<Figure>"]}}
-    return _notebook([_cell(solution("ex4"))] + [_cell(f"plt.plot(range({n}))\n", [plot]) for n in range(7)])
+    return _notebook([_cell(solution("ex4")), _cell("import matplotlib.pyplot as plt\n")]
+                     + [_cell(f"plt.plot(range({n}))\n", [plot]) for n in range(7)])
 
 
 @pytest.mark.parametrize("level", LEVELS)
