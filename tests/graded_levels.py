@@ -12,6 +12,7 @@ with another test file's.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -89,6 +90,7 @@ def readable_kit() -> Path:
         for path in [base / "source", *(base / "source").rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
         _KIT_COPY.append(base / "source")
+        atexit.register(shutil.rmtree, base, True)          # the session's copy goes with it
     return _KIT_COPY[0]
 
 

@@ -1,4 +1,4 @@
-# ex6 hollow case `constant_table_and_input_back`: a positional.py that computes nothing (issue: it must score at most
+# ex6 hollow case `constant_table_and_input_back`: a positional.py that computes nothing (it must score at most
 # 1.5/20). Made from the release stub; graded by tests/test_ex6_hollow.py.
 # ex6 · Positional encodings — student file `positional.py`.
 # Replace every `raise NotImplementedError(...)` with your code; keep the names
