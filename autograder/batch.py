@@ -34,9 +34,10 @@ import signal
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import contract, results
+from autograder import contract, filetree, results
 from autograder import jobs as private_jobs
 from autograder.batching import cluster, interrupt_on_termination, resume, selection
 from autograder.batching.discovery import Discovery, discover
@@ -58,8 +59,6 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
               only: list[str] | None = None) -> tuple[list[Row], Discovery]:
     """Grade every submission (``only``: the named ones; every other keeps its last result);
     write the CSV, results/, summary.md, histogram.png, report.html and the LMS imports."""
-    from tqdm import tqdm
-
     from autograder import gradebook
     from autograder.staff import outputs as staff_outputs
 
@@ -77,6 +76,35 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                     isolation=isolation)
     runner.pool = cluster.choose_pool(runner, link, warm, default_worker_user())   # the cluster, warm graders or none
     kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
+    try:                                            # whatever fails, the folders' own modes come back
+        graded = _grade_all(runner, found, out_dir, exercises, call_timeout, jobs, progress, chosen)
+    finally:
+        kept.restore()
+    ordered = [graded.rows[e.key] for e in found.entries]
+    found.notes += private_jobs.neighbour_notes({r.isolation for r in ordered if r.isolation},
+                                                Path(submissions).resolve(), kept, runner.memory,
+                                                runner.memory_mb, default_worker_user())
+    facts = staff_outputs.run_facts(exercises, found=found, jobs=jobs, scheduler=scheduler, warm=warm,
+                                    elapsed=graded.seconds, graded_now=graded.graded_now, kept=graded.kept)
+    gradebook.write_outputs(out_csv, ordered, exercises, facts=facts, options=options, found=found)
+    return ordered, found
+
+
+@dataclass
+class Graded:
+    """What :func:`_grade_all` did: every entry's row, the time it took, how many entries it
+    graded now and how many results it kept from an earlier run."""
+    rows: dict[str, Row]
+    seconds: float
+    graded_now: int
+    kept: int
+
+
+def _grade_all(runner: Runner, found: Discovery, out_dir: Path, exercises: tuple[contract.Exercise, ...],
+               call_timeout: float, jobs: int, progress: bool | None, chosen: set[str] | None) -> Graded:
+    """Grade every entry not kept from an earlier run (``chosen``: only those entries)."""
+    from tqdm import tqdm
+
     started = time.monotonic()
     settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
     missing: list[str] = []
@@ -120,20 +148,10 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
         runner.close()
         bar.close()
         raise
-    finally:
-        kept.restore()                              # the class and output folders' own modes back
     pool.shutdown(wait=True)
     bar.close()
     runner.close()
-    ordered = [rows[e.key] for e in found.entries]
-    found.notes += private_jobs.neighbour_notes({r.isolation for r in ordered if r.isolation},
-                                                Path(submissions).resolve(), kept, runner.memory,
-                                                runner.memory_mb, default_worker_user())
-    elapsed = time.monotonic() - started
-    facts = staff_outputs.run_facts(exercises, found=found, jobs=jobs, scheduler=scheduler, warm=warm,
-                                    elapsed=elapsed, graded_now=len(todo), kept=kept_results)
-    gradebook.write_outputs(out_csv, ordered, exercises, facts=facts, options=options, found=found)
-    return ordered, found
+    return Graded(rows, time.monotonic() - started, len(todo), kept_results)
 
 
 def default_jobs() -> int:
@@ -201,6 +219,9 @@ def command(args: argparse.Namespace) -> int:
                                 only=selection.parse(args.only) if args.only is not None else None)
     except (FileNotFoundError, ValueError, cluster.ClusterError, selection.UnknownStudents) as exc:
         print(f"batch: {exc}", file=sys.stderr)
+        return 2
+    except filetree.TooLarge as exc:
+        print(f"batch: {args.submissions} {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("batch: interrupted; running graders were stopped", file=sys.stderr)

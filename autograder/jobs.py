@@ -30,6 +30,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Sequence
 
+from autograder import filetree
+
 STAGE_MAX_BYTES = 64 * 1024 * 1024     # a submission's copy (intake's own cap is lower)
 STAGE_MAX_ENTRIES = 5_000
 STAGE_MAX_DEPTH = 12
@@ -50,52 +52,56 @@ def private_folder(prefix: str = "ag-batch-") -> Path:
     return path
 
 
+def stage_bounds() -> filetree.Bounds:
+    """How far a submission's copy (and its digest, :mod:`autograder.batching.resume`) goes."""
+    return filetree.Bounds(depth=STAGE_MAX_DEPTH, entries=STAGE_MAX_ENTRIES, bytes=STAGE_MAX_BYTES)
+
+
 def stage_copy(source: Path, dest: Path, file_name: str | None = None) -> list[str]:
     """Copy a submission (folder or single file, e.g. a zip, then named ``file_name`` when
     given) to ``dest`` (created).
 
     Links are never followed: symbolic links are recreated as links (intake refuses them
     with a message naming the file), files with several hard links, FIFOs and devices are
-    skipped. Raises :class:`StagingError` past :data:`STAGE_MAX_BYTES` or
-    :data:`STAGE_MAX_ENTRIES`. Returns what was skipped (one line each).
+    skipped, folders deeper than :data:`STAGE_MAX_DEPTH` are copied empty. The walk is
+    :func:`autograder.filetree.walk` (no recursion, any depth). Raises :class:`StagingError`
+    past :data:`STAGE_MAX_BYTES` or :data:`STAGE_MAX_ENTRIES`. Returns what was skipped
+    (one line each).
     """
     info = os.lstat(source)
     dest.mkdir(parents=True)
     os.chmod(dest, 0o700)
-    budget = [STAGE_MAX_BYTES, STAGE_MAX_ENTRIES]
     skipped: list[str] = []
-    if stat.S_ISDIR(info.st_mode):
-        _copy_dir(source, dest, budget, skipped, depth=0)
-    else:
-        _copy_entry(source, dest / (file_name or source.name), info, budget, skipped, source.name)
+    if not stat.S_ISDIR(info.st_mode):
+        _copy_file(source, info, dest / (file_name or source.name), skipped, source.name, _path_opener(source))
+        return skipped
+    try:
+        for entry in filetree.walk(source, stage_bounds()):
+            target = dest / entry.rel
+            if entry.kind is filetree.Kind.FOLDER:
+                target.mkdir()
+                if entry.too_deep:
+                    skipped.append(f"{entry.rel}/ (nested too deep)")
+            else:
+                _copy_file(Path(entry.rel), entry.info, target, skipped, entry.name, entry.open,
+                           link=lambda e=entry: os.readlink(e.name, dir_fd=e.dir_fd))
+    except filetree.TooLarge as exc:
+        raise StagingError(f"the submission {exc}") from None
+    except OSError as exc:
+        raise StagingError(f"{source.name} could not be copied ({type(exc).__name__})") from None
     return skipped
 
 
-def _copy_dir(src: Path, dest: Path, budget: list[int], skipped: list[str], depth: int) -> None:
-    if depth > STAGE_MAX_DEPTH:
-        skipped.append(f"{src.name}/ (nested too deep)")
-        return
-    try:
-        entries = sorted(os.scandir(src), key=lambda e: e.name)
-    except OSError as exc:
-        raise StagingError(f"{src.name} could not be listed ({type(exc).__name__})") from None
-    for entry in entries:
-        budget[1] -= 1
-        if budget[1] < 0:
-            raise StagingError(f"the submission has more than {STAGE_MAX_ENTRIES} files")
-        info = entry.stat(follow_symlinks=False)
-        target = dest / entry.name
-        if stat.S_ISDIR(info.st_mode):
-            target.mkdir()
-            _copy_dir(Path(entry.path), target, budget, skipped, depth + 1)
-        else:
-            _copy_entry(Path(entry.path), target, info, budget, skipped, entry.name)
+def _path_opener(path: Path):
+    return lambda: os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
 
 
-def _copy_entry(src: Path, target: Path, info: os.stat_result, budget: list[int],
-                skipped: list[str], name: str) -> None:
+def _copy_file(src: Path, info: os.stat_result, target: Path, skipped: list[str], name: str,
+               opener, link=None) -> None:
+    """One entry that is not a folder: a link recreated, a plain file copied (``opener()``
+    gives its descriptor), anything else skipped."""
     if stat.S_ISLNK(info.st_mode):
-        os.symlink(os.readlink(src), target)            # copied as a link, never followed
+        os.symlink(link() if link else os.readlink(src), target)     # copied as a link, never followed
         return
     if not stat.S_ISREG(info.st_mode):
         skipped.append(f"{name} (not a regular file)")
@@ -103,11 +109,9 @@ def _copy_entry(src: Path, target: Path, info: os.stat_result, budget: list[int]
     if info.st_nlink > 1:
         skipped.append(f"{name} (a hard link)")
         return
-    budget[0] -= info.st_size
-    if budget[0] < 0:
+    if info.st_size > STAGE_MAX_BYTES:
         raise StagingError(f"the submission is larger than {STAGE_MAX_BYTES // (1024 * 1024)} MB")
-    fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as reader, open(target, "wb") as writer:
+    with os.fdopen(opener(), "rb") as reader, open(target, "wb") as writer:
         shutil.copyfileobj(reader, writer)
         if writer.tell() > info.st_size:                 # grew while copied
             raise StagingError(f"{name} changed while it was copied")

@@ -38,8 +38,9 @@ CAN_SIMULATE, WHY_NOT = simulate.can_simulate()
 needs_namespace = pytest.mark.skipif(not CAN_SIMULATE, reason=f"simulated Gradescope run: {WHY_NOT}")
 # Imported by torch when present, never needed (torch.hub's progress bar, datapipes' pickling).
 TORCH_OPTIONAL = {"tqdm", "dill"}
+# (IPython is graded with: notebook submissions are read with its input transformations.)
 NOT_GRADING = ("nbgrader", "otter-grader", "nbformat", "nbconvert", "jupyter", "notebook",
-               "jupyterlab", "ipykernel", "ipython", "tqdm", "playwright", "pandas")
+               "jupyterlab", "ipykernel", "tqdm", "playwright", "pandas")
 
 HOSTILE_ATTENTION = '''
 import json, os
@@ -193,7 +194,7 @@ def test_pins_are_the_tested_versions(unpacked):
     for name, version in pins.items():
         assert md.version(name) == version, name
     canonical = {n.lower().replace("_", "-") for n in pins}
-    assert {"numpy", "torch", "matplotlib", "pytest", "jsonschema"} <= canonical
+    assert {"numpy", "torch", "matplotlib", "pytest", "jsonschema", "ipython"} <= canonical
     assert not canonical & set(NOT_GRADING), canonical & set(NOT_GRADING)
     setup = (unpacked / "setup.sh").read_text()
     assert f'TORCH_VERSION="{md.version("torch")}"' in setup

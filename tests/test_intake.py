@@ -6,9 +6,11 @@ checks what ``intake.collect`` makes of it: ``Found.kind`` ("found" / "missing" 
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
+import time
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -212,15 +214,100 @@ def test_a_malformed_notebook_costs_only_its_exercise(tmp_path, text):
     assert sub.found["ex1"].kind == "found"
 
 
-def test_huge_notebooks_are_refused(tmp_path):
+def test_a_notebooks_saved_outputs_never_count_against_its_limit(tmp_path):
+    """Seven saved plots (8.8 MB of outputs) around a small solution: read; a notebook larger
+    than the whole submission's budget, or with more code than a .py file may hold: refused."""
+    plot = {"output_type": "display_data", "metadata": {},
+            "data": {"image/png": base64.b64encode(os.urandom(1_000_000)).decode()}}
+    cells = [code_cell(SOLUTION.read_text())] + [dict(code_cell(f"plot_{n} = {n}\n"), outputs=[plot])
+                                                 for n in range(7)]
     (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "attention.ipynb").write_bytes(b" " * (intake.MAX_NOTEBOOK_BYTES + 1))
-    assert "larger than 8 MB" in ex1(tmp_path / "a").problem
+    (tmp_path / "a" / "attention.ipynb").write_text(notebook(cells))
+    assert (tmp_path / "a" / "attention.ipynb").stat().st_size > 8.8e6         # "8.8 MB"
+    found = ex1(tmp_path / "a")
+    assert found.kind == "found" and "def scaled_dot_product_attention_np" in found.source
+    assert "iVBOR" not in found.source and "image/png" not in found.source
+    small = intake.ReadAllowance(max_bytes=4 * 1024 * 1024)
+    found = ex1(tmp_path / "a", budget=small)
+    assert found.kind == "refused" and "the submission is larger than 4 MB in total" in found.problem
     (tmp_path / "b").mkdir()
     big = "x = 1  # " + "#" * (intake.MAX_FILE_BYTES + 10) + "\n"
     (tmp_path / "b" / "attention.ipynb").write_text(notebook([code_cell(big)]))
     found = ex1(tmp_path / "b")
-    assert found.kind == "refused" and "of code" in found.problem
+    assert found.kind == "refused" and "has more than 2 MB of code" in found.problem
+
+
+# Black breaks a long "…" % args before the operator, on a line of its own inside brackets.
+BLACK_CELL = """def describe(weights):
+    return (
+        "attention weights of shape %s and dtype %s, each row summing to one: %s"
+        % (weights.shape, weights.dtype, bool(abs(weights.sum(-1) - 1).max() < 1e-6))
+    )
+"""
+MAGIC_CELLS = ["%matplotlib inline\n!pip install einops\n%load_ext autoreload\n%autoreload 2\n",
+               "files = !ls\nsoftmax?\nif True:\n    %time softmax([1.0, 2.0])\n    !echo in a block\n",
+               "%%bash\necho a whole cell of shell\nexit 1\n",
+               "%%time\nraise SystemExit('a timed cell is inert')\n"]
+
+
+def _run_module(source: str) -> dict:
+    """Run a notebook's extracted module the way the worker imports it; its names."""
+    names: dict = {"__name__": "attention"}
+    exec(compile(source, "attention.ipynb", "exec"), names)
+    return names
+
+
+@pytest.fixture(params=["ipython", "without-ipython"])
+def cell_reader(request, monkeypatch):
+    """Notebooks read with IPython's transformations, and with the fallback (no IPython: a
+    student's own check, a machine where it is missing)."""
+    if request.param == "ipython":
+        pytest.importorskip("IPython")
+    else:
+        monkeypatch.setattr(intake.notebooks, "_transformer_manager", lambda: None)
+    return request.param
+
+
+def test_black_formatting_and_magics_read_as_jupyter_runs_them(tmp_path, cell_reader):
+    cells = [code_cell(SOLUTION.read_text()), code_cell(MAGIC_CELLS[0]), code_cell(BLACK_CELL),
+             code_cell(MAGIC_CELLS[1]), code_cell(MAGIC_CELLS[2]), code_cell(MAGIC_CELLS[3])]
+    (tmp_path / "attention.ipynb").write_text(notebook(cells))
+    found = ex1(tmp_path)
+    assert found.kind == "found", found.problem
+    assert '        % (weights.shape, weights.dtype' in found.source      # kept as written
+    names = _run_module(found.source)                                     # magics inert
+    import numpy as np
+    assert "shape (2, 3)" in names["describe"](names["softmax"](np.zeros((2, 3))))
+
+
+def test_a_cell_whose_reading_does_not_compile_is_kept_as_written(tmp_path, cell_reader):
+    broken = "%time x = 1\ndef f(:\n    return 2\n"
+    (tmp_path / "attention.ipynb").write_text(notebook([code_cell("y = 1\n"), code_cell(broken)]))
+    found = ex1(tmp_path)
+    assert broken in found.source
+    with pytest.raises(SyntaxError):
+        compile(found.source, "attention.ipynb", "exec")
+
+
+def test_magics_never_change_a_notebook_without_them(tmp_path, cell_reader):
+    first = "import numpy as np\n\nrate = 100 % 7  # a % that is Python's own\n"
+    (tmp_path / "attention.ipynb").write_text(notebook([code_cell(first), code_cell(BLACK_CELL)]))
+    found = ex1(tmp_path)
+    assert found.source == first + "\n\n" + BLACK_CELL + "\n"
+
+
+def test_a_notebook_made_to_stall_the_reader_is_read_in_bounded_time(tmp_path):
+    """IPython re-reads a cell for each magic it rewrites: 5,000 magics in one 2,000-line cell
+    would take minutes; past the budget the cell gets the fallback reading."""
+    pytest.importorskip("IPython")
+    cell = "x = 1\n" * 2000 + "%time x\n" * 5000
+    (tmp_path / "attention.ipynb").write_text(notebook([code_cell(cell), code_cell("%time y = 2\n")]))
+    started = time.monotonic()
+    found = ex1(tmp_path)
+    assert time.monotonic() - started < 20
+    assert found.kind == "found"
+    _run_module(found.source)
+    assert "get_ipython().run_line_magic('time', 'y = 2')" in found.source   # within the budget: IPython's
 
 
 def test_file_names_in_messages_stay_on_one_line(tmp_path):
@@ -231,3 +318,74 @@ def test_file_names_in_messages_stay_on_one_line(tmp_path):
     assert found.kind == "refused"
     assert "\n" not in found.problem and "\r" not in found.problem and "\x1b" not in found.problem
     assert "ALL TESTS PASSED" in found.problem            # shown, escaped, on the same line
+
+
+def test_the_release_readme_states_every_limit_a_student_can_hit():
+    """The limits come from the constants that enforce them; assignments/README.md carries
+    them (tests/test_release.py proves it is not stale)."""
+    from autograder import jobs
+    from autograder.budget import DEFAULT_BUDGET_S
+    from autograder.sandbox.limits import SandboxConfig
+    text = " ".join((ROOT / "assignments" / "README.md").read_text().split())
+    worker = SandboxConfig()
+    mb = 1024 * 1024
+    for phrase in (f"at most {intake.MAX_FILE_BYTES // mb} MB of code in its code cells",
+                   "saved outputs such as plots do not count",
+                   f"at most {min(intake.reading.MAX_TOTAL_BYTES, jobs.STAGE_MAX_BYTES) // mb} MB (unzipped)",
+                   f"{min(intake.reading.MAX_ENTRIES, jobs.STAGE_MAX_ENTRIES):,} files and folders",
+                   f"nested at most {min(intake.reading.MAX_DEPTH, jobs.STAGE_MAX_DEPTH)} deep",
+                   f"Importing your file: {worker.load_timeout:g} s",
+                   f"Each call into your code: {worker.call_timeout:g} s",
+                   f"one exercise together: {DEFAULT_BUDGET_S:g} s",
+                   f"Memory: {worker.memory_mb:,} MB", f"first {worker.output_limit // 1024} KB",
+                   f"at most {worker.file_size_mb} MB each", f"{worker.max_processes} processes"):
+        assert phrase in text, phrase
+
+
+# --------------------------------------------------------------------------- a missing file explained
+
+@pytest.mark.parametrize("name", ["attention (1).py", "Attention.py", "attention.py.txt", "attention_final.py",
+                                  "ATTENTION.ipynb"])
+def test_a_near_name_is_named_and_why_it_was_not_taken(tmp_path, name):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / name).write_text(SOLUTION.read_text())
+    found = ex1(tmp_path)
+    assert found.kind == "missing"
+    assert f"found instead: work/{name} (not taken: only a file named exactly attention.py or " \
+           "attention.ipynb is graded; rename it)" in found.problem
+
+
+def test_a_zip_inside_the_zip_is_named(tmp_path):
+    inner = tmp_path / "inner.zip"
+    with zipfile.ZipFile(inner, "w") as archive:
+        archive.writestr("attention.py", SOLUTION.read_text())
+    with zipfile.ZipFile(tmp_path / "submission.zip", "w") as archive:
+        archive.write(inner, "my work/inner.zip")
+    found = ex1(tmp_path / "submission.zip")
+    assert found.kind == "missing"
+    assert "found instead: my work/inner.zip (not taken: a zip inside a zip is not opened" in found.problem
+
+
+def test_a_notebook_without_the_stem_is_named(tmp_path):
+    (tmp_path / "ex1_attention.ipynb").write_text(notebook([code_cell(SOLUTION.read_text())]))
+    (tmp_path / "ex4_causal_mask.ipynb").write_text(notebook([code_cell("x = 1\n")]))   # another exercise's
+    (tmp_path / "conftest.py").write_text("")                                            # the release's own
+    found = ex1(tmp_path)
+    assert found.problem.endswith("found instead: ex1_attention.ipynb (not taken: a notebook is graded only "
+                                  "when named exactly attention.ipynb; the release's notebook is not graded, "
+                                  "submit attention.py)")
+
+
+def test_other_python_files_are_named_only_when_nothing_closer_was_found(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "solution.py").write_text(SOLUTION.read_text())
+    (tmp_path / "a" / "check.py").write_text("")
+    found = ex1(tmp_path / "a")
+    assert found.problem.endswith("found instead: solution.py (not taken: only a file named exactly "
+                                  "attention.py is graded for ex1)")
+    (tmp_path / "a" / "attention (2).py").write_text("")
+    assert "solution.py" not in ex1(tmp_path / "a").problem
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "README.md").write_text("nothing here")
+    assert ex1(tmp_path / "b").problem == ("attention.py was not found in the submission (expected a file "
+                                          "named exactly attention.py or attention.ipynb)")

@@ -318,7 +318,8 @@ def test_no_solution_text_in_the_release(release):
 # What the student-side runtime (assignments/autograder/, behind `python -m autograder check`)
 # may hold: the core of the kit, the public tests, and helpers; never a hidden suite.
 _RUNTIME_CORE = {"__init__.py", "__main__.py", "cli.py", "check.py", "contract.py", "intake/__init__.py",
-                 "intake/reading.py", "intake/notebooks.py", "intake/banned.py", "results.py", "plugin.py", "grading.py", "student_pytest.py", "suites/__init__.py",
+                 "intake/reading.py", "intake/notebooks.py", "intake/banned.py", "intake/near_misses.py", "results.py",
+                 "plugin.py", "grading.py", "student_pytest.py", "suites/__init__.py",
                  "suites/checks.py", "suites/pytest.ini", "suites/public_worth.json",
                  "diagnosis/__init__.py", "diagnosis/causes.py"}
 # Top-level kit modules that must never ship (the instructor's commands); other top-level

@@ -45,7 +45,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from autograder.jsontypes import JSONObject
-from autograder import contract
+from autograder import contract, filetree
 from autograder import jobs as private_jobs
 from autograder.batching import resume
 from autograder.batching.discovery import Entry  # noqa: F401 - the type of a batch entry (cluster tests)
@@ -78,31 +78,29 @@ def pack(folder: Path) -> bytes:
     with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, compresslevel=6) as zipped, \
             tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT,
                          encoding="utf-8", errors="surrogateescape") as tar:
-        _pack_dir(tar, Path(folder), "")
+        for entry in filetree.walk(folder, private_jobs.stage_bounds()):
+            _pack_entry(tar, entry)
     blob = raw.getvalue()
     if len(blob) > PACK_MAX_BYTES:
         raise private_jobs.StagingError(f"the packed submission is larger than {PACK_MAX_BYTES >> 20} MB")
     return blob
 
 
-def _pack_dir(tar: tarfile.TarFile, folder: Path, rel: str) -> None:
-    for name in sorted(os.listdir(folder)):
-        path, name_rel = folder / name, f"{rel}{name}"
-        info = os.lstat(path)
-        member = tarfile.TarInfo(name_rel)
-        member.mtime, member.uid, member.gid, member.uname, member.gname = 0, 0, 0, "", ""
-        if stat.S_ISDIR(info.st_mode):
-            member.type, member.mode = tarfile.DIRTYPE, 0o755
-            tar.addfile(member)
-            _pack_dir(tar, path, name_rel + "/")
-        elif stat.S_ISLNK(info.st_mode):
-            member.type, member.mode, member.linkname = tarfile.SYMTYPE, 0o777, os.readlink(path)
-            tar.addfile(member)
-        elif stat.S_ISREG(info.st_mode):
-            member.mode, member.size = 0o644, info.st_size
-            with open(path, "rb") as handle:
-                tar.addfile(member, handle)
-        # anything else was already skipped by the staging copy (autograder.jobs.stage_copy)
+def _pack_entry(tar: tarfile.TarFile, entry: filetree.Entry) -> None:
+    member = tarfile.TarInfo(entry.rel)
+    member.mtime, member.uid, member.gid, member.uname, member.gname = 0, 0, 0, "", ""
+    if entry.kind is filetree.Kind.FOLDER:
+        member.type, member.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(member)
+    elif entry.kind is filetree.Kind.LINK:
+        member.type, member.mode = tarfile.SYMTYPE, 0o777
+        member.linkname = os.readlink(entry.name, dir_fd=entry.dir_fd)
+        tar.addfile(member)
+    elif entry.kind is filetree.Kind.FILE:
+        member.mode, member.size = 0o644, entry.info.st_size
+        with os.fdopen(entry.open(), "rb") as handle:
+            tar.addfile(member, handle)
+    # anything else was already skipped by the staging copy (autograder.jobs.stage_copy)
 
 
 def unpack(blob: bytes, dest: Path) -> None:
@@ -325,8 +323,8 @@ def grade_task(task: JSONObject) -> JSONObject:
         return {"code": code, "log": log[-LOG_MAX_BYTES:], "timed_out": timed_out, "results": data,
                 "worker_user": worker_user, "worker": _worker_address()}
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
-        shutil.rmtree(folder, ignore_errors=True)
+        filetree.remove(stage)
+        filetree.remove(folder)
         (runner.stage_root / f"{job}.json").unlink(missing_ok=True)
 
 
@@ -382,7 +380,7 @@ def _close_runners() -> None:
     """When the worker process ends: its warm graders, private copies and output folders."""
     for runner in _sides.values():
         runner.close()
-        shutil.rmtree(runner.out_dir, ignore_errors=True)
+        filetree.remove(runner.out_dir)
 
 
 def _lease(base: str) -> str:

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from autograder import textsafe
+from autograder import filetree, textsafe
 
 METADATA = "submission_metadata.yml"
+# The class folder's own listing (one level: each submission is walked by its staging copy).
+CLASS_BOUNDS = filetree.Bounds(depth=1, entries=100_000, bytes=None)
 
 
 @dataclass(frozen=True)
@@ -51,11 +53,14 @@ class Discovery:
 # --------------------------------------------------------------------------- discovery
 
 def discover(folder: Path) -> Discovery:
-    """The submissions in ``folder``: sub-folders and zips, or a Gradescope export."""
+    """The submissions in ``folder``: sub-folders and zips, or a Gradescope export. Raises
+    ``FileNotFoundError`` when it is not a folder, ``filetree.TooLarge`` past
+    :data:`CLASS_BOUNDS`."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder")
-    children = [c for c in sorted(folder.iterdir()) if not c.name.startswith((".", "__"))]
+    children = [folder / e.name for e in filetree.walk(folder, CLASS_BOUNDS, follow_root=True)
+                if not e.name.startswith((".", "__"))]
     if not (folder / METADATA).is_file():                 # the export one level down?
         inner = [c for c in children if c.is_dir() and (c / METADATA).is_file()]
         if len(children) == 1 and inner:

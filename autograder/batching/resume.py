@@ -25,7 +25,8 @@ from typing import Iterable
 
 import autograder
 from autograder.jsontypes import JSONObject
-from autograder import results
+from autograder import filetree, results
+from autograder import jobs as private_jobs
 from autograder.batching.runner import RowStatus
 
 MARKER = "complete.json"
@@ -55,31 +56,44 @@ def build_id() -> str:
 
 
 def submission_digest(path: Path) -> str | None:
-    """sha256 of a submission (folder or file) as it would be staged; None if unreadable."""
+    """sha256 of a submission (folder or file) as it would be staged, walked the same way and
+    within the same bounds (:func:`autograder.jobs.stage_bounds`; no recursion, any depth);
+    None if unreadable or past those bounds (staging refuses it too: never kept)."""
     digest = hashlib.sha256()
     try:
-        _digest_entry(Path(path), "", digest)
-    except OSError:
+        info = os.lstat(path)
+        if not stat.S_ISDIR(info.st_mode):
+            _digest_one(digest, "", info, lambda: os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)),
+                        lambda: os.readlink(path))
+            return digest.hexdigest()
+        digest.update(b"D\0")
+        for entry in filetree.walk(path, private_jobs.stage_bounds()):
+            if entry.kind is filetree.Kind.FOLDER:
+                digest.update((b"T" if entry.too_deep else b"D") + _name(entry.rel) + b"\0")
+            else:
+                _digest_one(digest, entry.rel, entry.info, entry.open,
+                            lambda e=entry: os.readlink(e.name, dir_fd=e.dir_fd))
+    except (OSError, filetree.TooLarge):
         return None
     return digest.hexdigest()
 
 
-def _digest_entry(path: Path, rel: str, digest: "hashlib._Hash") -> None:
-    info = os.lstat(path)
-    if stat.S_ISDIR(info.st_mode):
-        digest.update(b"D" + rel.encode("utf-8", "surrogateescape") + b"\0")
-        for name in sorted(os.listdir(path)):
-            _digest_entry(path / name, f"{rel}/{name}", digest)
-    elif stat.S_ISLNK(info.st_mode):
-        digest.update(b"L" + rel.encode("utf-8", "surrogateescape") + b"\0"
-                      + os.fsencode(os.readlink(path)) + b"\0")
-    elif stat.S_ISREG(info.st_mode):
-        digest.update(b"F" + rel.encode("utf-8", "surrogateescape") + b"\0" + str(info.st_size).encode() + b"\0")
-        with open(path, "rb") as handle:
+def _name(rel: str) -> bytes:
+    return ("/" + rel).encode("utf-8", "surrogateescape")
+
+
+def _digest_one(digest: "hashlib._Hash", rel: str, info: os.stat_result, opener, readlink) -> None:
+    """One entry that is not a folder: a link by its target, a file by its bytes."""
+    kind = filetree.kind_of(info)
+    if kind is filetree.Kind.LINK:
+        digest.update(b"L" + _name(rel) + b"\0" + os.fsencode(readlink()) + b"\0")
+    elif kind is filetree.Kind.FILE:
+        digest.update(b"F" + _name(rel) + b"\0" + str(info.st_size).encode() + b"\0")
+        with os.fdopen(opener(), "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     else:
-        digest.update(b"O" + rel.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(b"O" + _name(rel) + b"\0")
 
 
 def result_key(submission: Path, settings: JSONObject) -> str | None:
@@ -143,7 +157,10 @@ def split(entries: Iterable, results_dir: Path, settings: JSONObject, make_row) 
     """``(kept rows by entry key, entries to grade, result keys by entry key)``."""
     rows, todo, keys = {}, [], {}
     for entry in entries:
-        key = keys[entry.key] = result_key(entry.path, settings)
+        try:
+            key = keys[entry.key] = result_key(entry.path, settings)
+        except Exception:  # noqa: BLE001 - a submission that cannot be keyed is graded, never kept
+            key = keys[entry.key] = None
         row = kept(results_dir / entry.key, key, make_row(entry))
         if row is not None:
             rows[entry.key] = row

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import autograder
-from autograder import contract, results
+from autograder import contract, filetree, results
 from autograder import jobs as private_jobs
 from autograder.batching.discovery import Entry
 from autograder.sandbox import lifetime
@@ -204,18 +204,14 @@ class Runner:
         return dest if entry.path.is_dir() and not entry.path.is_symlink() else dest / "submission.zip"
 
     def unstage(self, key: str, group: Path | None) -> None:
-        import shutil
-
-        shutil.rmtree(self.stage_root / key, ignore_errors=True)
+        filetree.remove(self.stage_root / key)
         (self.stage_root / f"{key}.json").unlink(missing_ok=True)
         self.memory.remove(group)
 
     def close(self) -> None:
-        import shutil
-
         if self.pool is not None:
             self.pool.close()
-        shutil.rmtree(self.stage_root, ignore_errors=True)
+        filetree.remove(self.stage_root)
 
     def _read(self, row: Row, results_path: Path, code: int, log: bytes) -> Row:
         data = _load_results(results_path)

@@ -804,6 +804,10 @@ class Cause(Enum):
         "ex6.experiment_not_as_specified",
         "the training or test sets differ from the docstring's (sizes, seeds, position), "
         "the model is not trained with fit(…, steps), or the positions are not added")
+    EX6_EXPERIMENT_NOT_TRAINED = (
+        "ex6.experiment_not_trained",
+        "the accuracies do not come from training and testing the models (constants, or `steps` "
+        "ignored)")
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ zip member that is a link is *refused*, which costs only that exercise), sizes c
 ``lstat`` or the zip's directory, and one :class:`ReadAllowance` caps the decompressed bytes and
 the entries of the whole submission (folders, zips, zips inside folders, notebooks).
 
-Three modules below this one do the work: :mod:`.reading` (listing and bounded reading),
-:mod:`.notebooks` (a notebook's code) and :mod:`.banned` (forbidden APIs, found statically).
+Four modules below this one do the work: :mod:`.reading` (listing and bounded reading),
+:mod:`.notebooks` (a notebook's code), :mod:`.banned` (forbidden APIs, found statically) and
+:mod:`.near_misses` (what was found instead of a missing file, and why it was not taken).
 """
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from pathlib import Path, PurePosixPath
 
 from autograder import textsafe
 from autograder.contract import DEFAULT, Exercise
+from autograder.intake import near_misses
 from autograder.intake.banned import find_banned
 from autograder.intake.notebooks import notebook_to_source
-from autograder.intake.reading import (MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, Listing, ReadAllowance,
-                                       Refused, list_submission, size_text)
+from autograder.intake.reading import (MAX_FILE_BYTES, Listing, ReadAllowance, Refused, TooBig,
+                                       list_submission, size_text)
 
 
 @dataclass
@@ -93,17 +95,20 @@ def _find(ex: Exercise, listing: Listing, budget: ReadAllowance) -> Found:
     if entry.refusal or entry.read is None:
         return _refuse(found, entry.refusal or f"{chosen} could not be read")
     notebook = chosen.endswith(".ipynb")
-    limit = MAX_NOTEBOOK_BYTES if notebook else MAX_FILE_BYTES
+    # A notebook's saved outputs (plots) never count against a limit: the file is read within
+    # what is left of the whole submission's budget, its code cells are what MAX_FILE_BYTES caps.
+    limit = budget.bytes_left if notebook else MAX_FILE_BYTES
     try:
         data = entry.read(limit)
         budget.charge(len(data), chosen)
+    except TooBig as exc:
+        return _refuse(found, f"{chosen}: the submission is larger than {size_text(budget.max_bytes)} in "
+                              "total" if notebook else str(exc))
     except Refused as exc:
         return _refuse(found, str(exc))
     text = data.decode("utf-8-sig", errors="replace")         # a BOM (Windows editors) is fine
     if notebook:
-        text, problem = notebook_to_source(text)
-        if problem is None and len(text) > MAX_FILE_BYTES:
-            problem = f"has more than {size_text(MAX_FILE_BYTES)} of code"
+        text, problem = notebook_to_source(text, MAX_FILE_BYTES)
         if problem:
             return _refuse(found, f"{chosen} {problem}")
     found.source = text
@@ -123,8 +128,10 @@ def _printable(text: str) -> str:
 
 
 def _missing(ex: Exercise, listing: Listing) -> Found:
+    instead = near_misses.explain(ex, listing.noticed)
     found = Found(ex, problem=f"{ex.filename} was not found in the submission "
-                              f"(expected a file named exactly {ex.filename} or {ex.notebook})")
+                              f"(expected a file named exactly {ex.filename} or {ex.notebook})"
+                              + (f"; {_printable(instead)}" if instead else ""))
     if listing.truncated:
         return _refuse(found, f"{listing.truncated}; {ex.filename} was not found in the part read")
     links = [s.split(" (")[0] for s in listing.skipped if "symbolic link" in s]

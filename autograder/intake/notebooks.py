@@ -1,4 +1,23 @@
-"""A Jupyter notebook's Python, as one module: what a notebook submission is graded as."""
+"""A Jupyter notebook's Python, as one module: what a notebook submission is graded as.
+
+Each code cell is read the way Jupyter runs it: IPython's own input transformations
+(``IPython.core.inputtransformer2.TransformerManager``, the code Jupyter's kernel runs on every
+cell) turn ``%magics``, ``%%cell magics``, ``!shell`` lines, ``x = !cmd`` and ``obj?`` into
+calls of ``get_ipython()``; a line that merely starts with ``%`` inside brackets (Black's way
+of breaking a long ``"…" % args``) is left alone, as Jupyter leaves it. When graded, those
+calls do nothing: a stand-in ``get_ipython`` is defined at the top of the module, so a magic,
+a shell line and a whole ``%%`` cell (``%%time`` included: its body is not run) are inert, as
+the kit has always graded them. A cell whose transformed text does not compile is kept
+exactly as written (its error is then the student's own).
+
+Where IPython is not installed (a student's own ``check`` without Jupyter), a cell is kept as
+written when it compiles, else lines starting with ``%`` or ``!`` become ``pass`` when that
+compiles, else it is kept as written. IPython re-reads the whole cell for every magic it
+rewrites; a cell that would cost more than what is left of :data:`TRANSFORM_BUDGET` gets that
+fallback too (only a notebook made to stall the grader reaches it).
+
+Saved outputs (plots, printed tables) are never read: only the sources of the code cells are.
+"""
 from __future__ import annotations
 
 import json
@@ -6,11 +25,19 @@ import re
 
 from autograder import textsafe
 
-def notebook_to_source(text: str) -> tuple[str, str | None]:
+# IPython's work on one cell grows with (lines it rewrites + 1) x the cell's size; this many
+# units (bytes x rewrites) per notebook, about two seconds on a slow machine.
+TRANSFORM_BUDGET = 4 * 1024 * 1024
+STAND_IN = ("class _GradedNotebookMagics:  # %magics, %%magics and !commands do nothing when graded\n"
+            "    def __getattr__(self, name): return lambda *args, **kwargs: None\n"
+            "def get_ipython(): return _GradedNotebookMagics()\n")
+
+
+def notebook_to_source(text: str, max_code_bytes: int | None = None) -> tuple[str, str | None]:
     """The Python in a notebook: nbgrader solution cells if marked, else all code cells.
 
-    IPython magics (``%...``, ``%%cell``) and shell lines (``!...``) are dropped. A
-    malformed notebook gives ``("", problem)``, never an exception.
+    ``max_code_bytes`` bounds the code cells' sources (outputs never count). A malformed
+    notebook, or too much code, gives ``("", problem)``, never an exception.
     """
     try:
         nb = json.loads(text)
@@ -20,21 +47,88 @@ def notebook_to_source(text: str) -> tuple[str, str | None]:
     except _Malformed as exc:
         return "", f"is not a readable Jupyter notebook ({exc})"
     marked = [(c, s) for c, s in cells if _is_solution(c)]
-    chunks = []
-    for _, src in marked or cells:
-        if src.lstrip().startswith("%%"):
-            continue
-        lines = [_without_magic(ln) for ln in src.splitlines()]
-        chunks.append("\n".join(lines))
-    # Jupyter compiles each cell on its own, so `from __future__ import ...` is legal at the
-    # top of any cell; in one file it must come first. Hoist those lines (one line added).
+    sources = [src for _, src in marked or cells]
+    if max_code_bytes is not None and sum(len(s.encode("utf-8", "surrogatepass")) for s in sources) > max_code_bytes:
+        return "", f"has more than {max_code_bytes // (1024 * 1024)} MB of code"
     # a JSON "\ud800" is a lone surrogate, which compile() refuses: in a string literal its
     # escape means the same, elsewhere it is a syntax error either way
-    chunks = [_SURROGATES.sub(lambda m: textsafe.escape_char(m.group()), chunk) for chunk in chunks]
+    sources = [_SURROGATES.sub(lambda m: textsafe.escape_char(m.group()), src) for src in sources]
+    reader = CellReader()
+    chunks = [reader.python(src) for src in sources]
+    # Jupyter compiles each cell on its own, so `from __future__ import ...` is legal at the
+    # top of any cell; in one file it must come first. Hoist those lines (one line added).
     futures = sorted({m.group(1).strip() for chunk in chunks for m in _FUTURE.finditer(chunk)})
     chunks = [_FUTURE.sub("pass  # __future__ import moved to the top", chunk) for chunk in chunks]
     head = f"from __future__ import {', '.join(futures)}\n" if futures else ""
+    if any("get_ipython" in chunk for chunk in chunks):
+        head += STAND_IN
     return head + "\n\n".join(chunks) + "\n", None
+
+
+class CellReader:
+    """One notebook's cells, each turned into the Python Jupyter would run (see the module)."""
+
+    def __init__(self, budget: int = TRANSFORM_BUDGET):
+        self.budget = budget
+        self._manager = _transformer_manager()
+
+    def python(self, src: str) -> str:
+        """The cell ``src`` as Python; line numbers are kept except where IPython folds a
+        cell magic or a continued magic line into one call."""
+        transformed = self._transform(src)
+        if transformed is not None:
+            return transformed if _compiles(transformed) else src
+        return src if _compiles(src) else _by_line_rule(src)
+
+    def _transform(self, src: str) -> str | None:
+        """IPython's transformation of one cell; None where IPython is missing, over the
+        budget, or failing (it raises on input it cannot make sense of)."""
+        if self._manager is None:
+            return None
+        cost = (len(_CANDIDATE.findall(src)) + 1) * max(1, len(src))
+        if cost > self.budget:
+            return None
+        self.budget -= cost
+        try:
+            return self._manager.transform_cell(src)
+        except Exception:  # noqa: BLE001 - IPython's own errors: the cell is read without it
+            return None
+
+
+def _transformer_manager():
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except Exception:  # noqa: BLE001 - not installed, or broken: the fallback reads cells
+        return None
+    return TransformerManager()
+
+
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _by_line_rule(src: str) -> str:
+    """Without IPython: a ``%%`` cell becomes ``pass``; lines starting with ``%`` or ``!`` and
+    ``name?`` lines become ``pass``, ``x = !cmd`` / ``x = %magic`` become ``x = None``; used
+    only when that compiles, else the cell as written."""
+    if src.lstrip().startswith("%%"):
+        return "pass  # notebook cell magic removed"
+    guessed = "\n".join(_without_magic(line) for line in src.splitlines())
+    return guessed if _compiles(guessed) else src
+
+
+def _without_magic(line: str) -> str:
+    indent = line[: len(line) - len(line.lstrip())]
+    if _MAGIC_LINE.match(line):
+        return indent + "pass  # notebook magic removed"
+    assigned = _MAGIC_ASSIGN.match(line)
+    if assigned:
+        return f"{indent}{assigned.group(1)} = None  # notebook magic removed"
+    return line
 
 
 class _Malformed(Exception):
@@ -67,11 +161,8 @@ def _is_solution(cell: dict) -> bool:
 
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 _FUTURE = re.compile(r"^from __future__ import ([\w, ]+?)[ \t]*(?:#.*)?$", re.MULTILINE)
-
-
-def _without_magic(line: str) -> str:
-    """A magic or shell line becomes ``pass`` at its indentation, so blocks still parse."""
-    stripped = line.lstrip()
-    if stripped.startswith(("%", "!")):
-        return line[: len(line) - len(stripped)] + "pass  # notebook magic removed"
-    return line
+# The fallback's rule (no IPython): a magic, shell or help line; an assignment from one.
+_MAGIC_LINE = re.compile(r"[ \t]*(?:[%!]|[\w.]+[ \t]*\?{1,2}[ \t]*$)")
+_MAGIC_ASSIGN = re.compile(r"[ \t]*([\w.]+)[ \t]*=[ \t]*[%!]")
+# Lines IPython may rewrite (for the cost estimate only, never for what a line means).
+_CANDIDATE = re.compile(r"^[ \t]*[%!?]|\?[ \t]*$|=[ \t]*[%!]", re.MULTILINE)

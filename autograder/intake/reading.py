@@ -14,21 +14,27 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from autograder import textsafe
+from autograder import filetree, textsafe
 from autograder.zipnames import open_zip
 
-MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file (and a notebook's extracted code)
-MAX_NOTEBOOK_BYTES = 8 * 1024 * 1024        # one .ipynb (outputs such as plots make them large)
+MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file, or a notebook's code cells (outputs never count)
 MAX_TOTAL_BYTES = 50 * 1024 * 1024          # everything read or decompressed, whole submission
 MAX_ENTRIES = 10_000                        # files, folders and zip members, whole submission
 MAX_ZIP_DIRECTORY_BYTES = 4 * 1024 * 1024   # a zip's central directory (parsed into memory)
 MAX_DEPTH = 32                              # folder nesting
+MAX_LISTED = 2 * MAX_ENTRIES                # names listed on disk, skipped ones (.git, …) too
+MAX_NOTICED = 100                           # other files kept to explain a missing one
+NOTICED_SUFFIXES = frozenset({".py", ".ipynb", ".zip", ".txt", ".pyw", "", ".tar", ".gz", ".tgz", ".rar", ".7z"})
 _SKIP_DIRS = {"__pycache__", "__MACOSX", ".ipynb_checkpoints", ".git", "node_modules"}
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class Refused(Exception):
     """A file that is not read; the message names it and says why."""
+
+
+class TooBig(Refused):
+    """A file larger than the limit it was read with."""
 
 
 class ReadAllowance:
@@ -58,12 +64,25 @@ class UnreadFile:
     refusal: str | None = None
 
 
+@dataclass(frozen=True)
+class Noticed:
+    """A file that is not a graded one but might have been meant as one (a ``.py``, a
+    notebook, an archive, a text file): named when an exercise's file is missing."""
+    rel: str                     # path inside the submission, escaped
+    in_zip: bool                 # a member of a zip (a zip there is a zip inside a zip)
+
+
 @dataclass
 class Listing:
     """What a submission holds, by path inside it; nothing is read yet."""
     files: dict[str, UnreadFile] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)     # links to folders, unreadable zips …
     truncated: str | None = None                         # why the listing stopped early
+    noticed: list[Noticed] = field(default_factory=list)  # at most MAX_NOTICED
+
+    def notice(self, rel: str, in_zip: bool) -> None:
+        if len(self.noticed) < MAX_NOTICED and PurePosixPath(rel).suffix.lower() in NOTICED_SUFFIXES:
+            self.noticed.append(Noticed(rel, in_zip))
 
 
 # --------------------------------------------------------------------------- listing
@@ -78,37 +97,43 @@ def list_submission(path: Path, wanted: set[str], budget: ReadAllowance, listing
         _zip_members(path, "", wanted, budget, listing)
     else:
         listing.files[textsafe.name(path.name, None)] = _disk_entry(path, textsafe.name(path.name, None))
+        if path.name not in wanted:
+            listing.notice(textsafe.name(path.name, None), False)
 
 
 def _walk(root: Path, wanted: set[str], budget: ReadAllowance, listing: Listing) -> None:
-    """Every file under ``root`` without following links (iterative, depth-capped)."""
-    stack = [(root, PurePosixPath(), 0)]
-    while stack:
-        folder, rel_folder, depth = stack.pop()
-        with os.scandir(folder) as it:
-            children = sorted(it, key=lambda e: e.name)
-        for child in children:
-            rel = rel_folder / child.name
-            shown = textsafe.name(rel.as_posix(), None)      # names are escaped where they enter
-            if _skipped(PurePosixPath(child.name)):
-                continue
+    """Every file under ``root`` without following links (:func:`autograder.filetree.walk`:
+    no recursion, depth-capped)."""
+    bounds = filetree.Bounds(depth=MAX_DEPTH, entries=MAX_LISTED, bytes=None)   # bytes: charged when read
+    try:
+        for child in filetree.walk(root, bounds, skip=lambda name, _kind: _skipped(PurePosixPath(name)),
+                                   follow_root=True):
             if not budget.entry():
                 listing.truncated = f"the submission has more than {budget.max_entries} files"
                 return
-            if child.is_symlink():
-                if child.name in wanted:
-                    listing.files[shown] = UnreadFile(refusal=f"{shown} is a symbolic link")
-                else:
-                    listing.skipped.append(f"{shown} (a symbolic link, not followed)")
-            elif child.is_dir(follow_symlinks=False):
-                if depth + 1 > MAX_DEPTH:
-                    listing.skipped.append(f"{shown}/ (folders nested more than {MAX_DEPTH} deep)")
-                else:
-                    stack.append((Path(child.path), rel, depth + 1))
-            elif child.name in wanted:
-                listing.files[shown] = _disk_entry(Path(child.path), shown)
-            elif child.name.endswith(".zip") and child.is_file(follow_symlinks=False):
-                _zip_members(Path(child.path), f"{shown}/", wanted, budget, listing)
+            _list_entry(root, child, wanted, budget, listing)
+    except filetree.TooLarge:
+        listing.truncated = f"the submission has more than {budget.max_entries} files"
+
+
+def _list_entry(root: Path, child: filetree.Entry, wanted: set[str], budget: ReadAllowance,
+                listing: Listing) -> None:
+    shown = textsafe.name(child.rel, None)                   # names are escaped where they enter
+    kind = child.kind
+    if kind is filetree.Kind.LINK:
+        if child.name in wanted:
+            listing.files[shown] = UnreadFile(refusal=f"{shown} is a symbolic link")
+        else:
+            listing.skipped.append(f"{shown} (a symbolic link, not followed)")
+    elif kind is filetree.Kind.FOLDER:
+        if child.too_deep:
+            listing.skipped.append(f"{shown}/ (folders nested more than {MAX_DEPTH} deep)")
+    elif child.name in wanted:
+        listing.files[shown] = _disk_entry(root / child.rel, shown)
+    elif child.name.endswith(".zip") and kind is filetree.Kind.FILE:
+        _zip_members(root / child.rel, f"{shown}/", wanted, budget, listing)
+    else:
+        listing.notice(shown, False)
 
 
 def _skipped(rel: PurePosixPath) -> bool:
@@ -140,7 +165,7 @@ def _read_disk(path: Path, rel: str, listed: os.stat_result, limit: int) -> byte
     """At most ``limit`` bytes of a plain file, opened without following a link; the file
     must still be the one that was listed (no swap between listing and reading)."""
     if listed.st_size > limit:
-        raise Refused(f"{rel} is larger than {size_text(limit)}")
+        raise TooBig(f"{rel} is larger than {size_text(limit)}")
     fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     try:
         now = os.fstat(fd)
@@ -155,7 +180,7 @@ def _read_disk(path: Path, rel: str, listed: os.stat_result, limit: int) -> byte
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > limit:
-        raise Refused(f"{rel} is larger than {size_text(limit)}")
+        raise TooBig(f"{rel} is larger than {size_text(limit)}")
     return data
 
 
@@ -186,9 +211,12 @@ def _zip_members(path: Path, prefix: str, wanted: set[str], budget: ReadAllowanc
             listing.truncated = f"the submission has more than {budget.max_entries} files"
             return
         rel = PurePosixPath(info.filename.replace("\\", "/"))
-        if rel.is_absolute() or ".." in rel.parts or _skipped(rel) or rel.name not in wanted:
+        if rel.is_absolute() or ".." in rel.parts or _skipped(rel):
             continue
         name = f"{prefix}{textsafe.name(rel.as_posix(), None)}"
+        if rel.name not in wanted:
+            listing.notice(name, True)
+            continue
         if stat.S_ISLNK(info.external_attr >> 16):
             listing.files[name] = UnreadFile(refusal=f"{name} is a symbolic link (in a zip)")
         else:
@@ -207,14 +235,14 @@ def _zip_directory_size(path: Path) -> int | None:
 
 def _read_member(path: Path, info: zipfile.ZipInfo, name: str, limit: int) -> bytes:
     if info.file_size > limit:
-        raise Refused(f"{name} is larger than {size_text(limit)}")
+        raise TooBig(f"{name} is larger than {size_text(limit)}")
     try:
         with open_zip(path) as archive, archive.open(info) as member:
             data = member.read(limit + 1)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, NotImplementedError) as exc:
         raise Refused(f"{name} could not be read from its zip ({type(exc).__name__})") from None
     if len(data) > limit:
-        raise Refused(f"{name} is larger than {size_text(limit)}")
+        raise TooBig(f"{name} is larger than {size_text(limit)}")
     return data
 
 

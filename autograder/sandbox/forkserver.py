@@ -23,7 +23,6 @@ import dataclasses
 import gc
 import json
 import os
-import shutil
 import signal
 import socket
 import sys
@@ -245,7 +244,7 @@ class ForkedWorker(backends.Worker):
         if status is None:
             status = self._zygote.reap(self.leader)
         self._sock.close()
-        shutil.rmtree(self.home, ignore_errors=True)
+        users.remove_home(self.home)           # any depth, never raises (filetree.remove)
         return status
 
     def output(self) -> str:

@@ -22,7 +22,6 @@ import dataclasses
 import json
 import os
 import queue
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.sandbox import backends, isolation, lifetime, limits, protocol, wire
+from autograder.sandbox import backends, isolation, lifetime, limits, protocol, users, wire
 from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 
@@ -148,7 +147,7 @@ class SpawnedWorker(backends.Worker):
                 stream.close()
             except OSError:
                 pass
-        shutil.rmtree(self.home, ignore_errors=True)
+        users.remove_home(self.home)           # any depth, never raises (filetree.remove)
         return code
 
     def output(self) -> str:

@@ -9,7 +9,9 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+import sys
 
+from autograder import filetree, textsafe
 from autograder.sandbox.limits import WORKER_USER
 
 
@@ -75,9 +77,10 @@ def drop_privileges(ids: WorkerIds) -> None:
 
 
 def remove_user_files(uid: int, folders: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")) -> list[str]:
-    """Delete what ``uid`` left at the top of the shared scratch folders (user level);
-    the paths removed. Symbolic links are removed, never followed."""
-    import shutil
+    """Delete what ``uid`` left at the top of the shared scratch folders (user level); the
+    paths removed. Trees of any depth go without recursion (:func:`autograder.filetree.remove`);
+    links are removed, never followed. Never raises: what stays is said on stderr (the staff
+    log), never in a grade."""
     removed = []
     for folder in folders:
         try:
@@ -87,14 +90,28 @@ def remove_user_files(uid: int, folders: tuple[str, ...] = ("/tmp", "/var/tmp", 
         for name in entries:
             path = os.path.join(folder, name)
             try:
-                info = os.lstat(path)
-                if info.st_uid != uid:
+                if os.lstat(path).st_uid != uid:
                     continue
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    os.unlink(path)
-                removed.append(path)
             except OSError:
                 continue
+            outcome = filetree.remove(path)
+            if outcome.complete:
+                removed.append(path)
+            else:
+                staff_note(f"sweep: could not remove all of {path} (left by uid {uid}): {outcome.summary()}")
     return removed
+
+
+def remove_home(home: str) -> None:
+    """Delete a worker's home folder (the worker wrote into it: any depth); never raises."""
+    outcome = filetree.remove(home)
+    if not outcome.complete:
+        staff_note(f"sweep: could not remove all of the worker's folder {home}: {outcome.summary()}")
+
+
+def staff_note(message: str) -> None:
+    """A line for course staff (the grader's log, stderr), never for a student's results."""
+    try:
+        print(textsafe.one_line(message, 600), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass

@@ -12,6 +12,9 @@ Requests (:mod:`protocol`):
     Call     target, args, kwargs              call a worker object  -> value
     GetAttr  target                            read an attribute     -> value
     Seed     seed                              reset the global state a test starts from
+
+Before every request, torch's, NumPy's and Python's global settings are put back as they were
+before any student code (``globalstate.py``).
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ import torch
 import autograder.support
 from autograder.jsontypes import JSONObject
 from autograder import contract  # data only: which exercise bans which API
-from autograder.sandbox import guards, opguard, protocol, wire
+from autograder.sandbox import globalstate, guards, opguard, protocol, wire
 from autograder.sandbox.reachin import ReachInWatch
 
 autograder.support.load_all()              # loaded before student code: the pristine copy
@@ -160,6 +163,7 @@ class Server:
         self.operators = opguard.OperatorGuard()      # banned APIs at the operator level
         self.bans = guards.BanGuards(on_refusal=self.operators.record)
         self.reach = ReachInWatch(self.student_files)
+        self.state = globalstate.GlobalState.take(warnings_too=watch_reach_ins)   # before student code
         if watch_reach_ins:
             self.reach.install()
 
@@ -168,6 +172,7 @@ class Server:
         """One request, watched by the operator guard (a request that reached an operator its
         student file's exercise bans fails, even if the student's code caught the error); the
         reply carries the reach-ins noticed meanwhile (:mod:`reachin`)."""
+        self.state.restore()                          # the kit's torch/NumPy state at every call
         try:
             with self.operators.watching():
                 reply = self._handle(request)

@@ -64,7 +64,7 @@ def grads(fn: Callable, args: list, kwargs: dict | None = None,
     for out, g, ok in zip(outs, grad_outputs, attached):
         if g is None or not ok:
             continue
-        g = torch.as_tensor(g, dtype=out.dtype)
+        g = torch.as_tensor(g, dtype=out.dtype, device=out.device)
         if tuple(g.shape) != tuple(out.shape):
             continue                                  # the grader reports wrong shapes itself
         term = (out * g).sum()

@@ -7,7 +7,8 @@ sees only positions ≤ i), depends on the whole context (so truncating the cont
 reading the wrong position changes the answer), and can force exact ties in the logits
 (so "the lowest index wins on ties" is tested, not left to chance).
 
-Only torch is used; the model has no dropout and is fully deterministic.
+Only torch is used; the model has no dropout and is fully deterministic, and is always
+float32 on the CPU (explicitly: never the default dtype or device a student file may set).
 """
 from __future__ import annotations
 
@@ -42,10 +43,11 @@ class TinyCausalLM(nn.Module):
         self.vocab_size = int(vocab_size)
         self.tie_period = None if tie_period is None else int(tie_period)
         base = self.tie_period or self.vocab_size
-        self.embed = nn.Embedding(self.vocab_size, d_model)
-        self.pos = nn.Embedding(max_len, d_model)
-        self.W_v = nn.Linear(d_model, d_model, bias=False)
-        self.out = nn.Linear(d_model, base)
+        own = {"dtype": torch.float32, "device": "cpu"}     # never the defaults a student file set
+        self.embed = nn.Embedding(self.vocab_size, d_model, **own)
+        self.pos = nn.Embedding(max_len, d_model, **own)
+        self.W_v = nn.Linear(d_model, d_model, bias=False, **own)
+        self.out = nn.Linear(d_model, base, **own)
         self.call_shapes: list[list[int]] = []
         self.calls_with_grad = 0
 
@@ -70,9 +72,10 @@ def build(vocab_size: int, seed: int, d_model: int = 8, max_len: int = 64,
           tie_period: int | None = None, scale: float = 1.5) -> TinyCausalLM:
     """A ``TinyCausalLM`` whose weights depend only on ``seed`` (same in every process)."""
     model = TinyCausalLM(vocab_size, d_model, max_len, tie_period)
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator(device="cpu").manual_seed(int(seed))
     with torch.no_grad():
         for _, p in sorted(model.named_parameters()):
-            p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) * scale / math.sqrt(max(1, p.shape[-1])))
+            p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype, device="cpu")
+                    * scale / math.sqrt(max(1, p.shape[-1])))
     return model.requires_grad_(False)
 

@@ -51,7 +51,7 @@ def _as_kind(value: Any, kind: str) -> tuple[Any, list[Any]]:
     if kind == "shared":
         tensor = torch.from_numpy(array)            # shares memory with `array`
         return tensor, [tensor, array]
-    tensor = torch.tensor(array)
+    tensor = torch.tensor(array, device="cpu")     # never the default device a student file set
     if kind == "grad" and tensor.is_floating_point():
         tensor.requires_grad_(True)
     return tensor, [tensor]

@@ -57,10 +57,10 @@ def grads(module: nn.Module) -> dict[str, Any]:
 
 def set_grads(module: nn.Module, seed: int) -> None:
     """Give every parameter a ``.grad`` filled with seeded random numbers."""
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch.Generator(device="cpu").manual_seed(int(seed))
     with torch.no_grad():
         for p in module.parameters():
-            p.grad = torch.randn(p.shape, generator=g, dtype=p.dtype).to(p.device)
+            p.grad = torch.randn(p.shape, generator=g, dtype=p.dtype, device="cpu").to(p.device)
 
 
 def outputs_share_memory(fn: Callable, *args: Any) -> list[list[bool]]:
@@ -119,15 +119,16 @@ class KitClassifier(nn.Module):
     def __init__(self, vocab_size: int, d_model: int, num_classes: int, max_len: int,
                  seed: int) -> None:
         super().__init__()
-        self.embed = nn.Embedding(vocab_size, d_model)
-        self.mix = nn.Linear(d_model, d_model)
-        self.pool = nn.Parameter(torch.zeros(max_len))
-        self.head = nn.Linear(d_model, num_classes)
+        own = {"dtype": torch.float32, "device": "cpu"}     # never the defaults a student file set
+        self.embed = nn.Embedding(vocab_size, d_model, **own)
+        self.mix = nn.Linear(d_model, d_model, **own)
+        self.pool = nn.Parameter(torch.zeros(max_len, **own))
+        self.head = nn.Linear(d_model, num_classes, **own)
         self.calls_with_grad = 0
-        g = torch.Generator().manual_seed(int(seed))
+        g = torch.Generator(device="cpu").manual_seed(int(seed))
         with torch.no_grad():                      # seeded, independent of the global RNG
             for p in self.parameters():
-                p.copy_(torch.randn(p.shape, generator=g) * 0.7)
+                p.copy_(torch.randn(p.shape, generator=g, **own) * 0.7)
 
     def embed_inputs(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.embed(tokens)

@@ -163,4 +163,36 @@ passing the public tests is necessary, not sufficient.
 
 Submit the completed `.py` files (for example `attention.py`). The notebooks are for
 learning and are not graded.
-"""
+
+{render_limits()}"""
+
+
+def _mb(n_bytes: int) -> str:
+    return f"{n_bytes / (1024 * 1024):g} MB"
+
+
+def render_limits() -> str:
+    """Every limit a submission can hit when graded, from the constants that enforce them
+    (where intake and batch's private copy differ, the tighter one)."""
+    from autograder import jobs
+    from autograder.budget import DEFAULT_BUDGET_S
+    from autograder.intake import reading
+    from autograder.sandbox.limits import SandboxConfig
+
+    worker = SandboxConfig()
+    items = [
+        f"Each graded file (`attention.py` …) at most {_mb(reading.MAX_FILE_BYTES)}; a file submitted "
+        f"as a notebook (`attention.ipynb`), at most {_mb(reading.MAX_FILE_BYTES)} of code in its code "
+        "cells (saved outputs such as plots do not count).",
+        f"The whole submission at most {_mb(min(reading.MAX_TOTAL_BYTES, jobs.STAGE_MAX_BYTES))} "
+        f"(unzipped), {min(reading.MAX_ENTRIES, jobs.STAGE_MAX_ENTRIES):,} files and folders, folders "
+        f"nested at most {min(reading.MAX_DEPTH, jobs.STAGE_MAX_DEPTH)} deep; links are never followed.",
+        f"Importing your file: {worker.load_timeout:g} s. Each call into your code: "
+        f"{worker.call_timeout:g} s. All the tests of one exercise together: {DEFAULT_BUDGET_S:g} s.",
+        f"Memory: {worker.memory_mb:,} MB for your code (beyond what Python and its libraries take).",
+        f"Printed output: the first {worker.output_limit // 1024} KB are kept. Files your code writes: "
+        f"at most {worker.file_size_mb} MB each; the scratch folder (`/tmp`) may hold as little as "
+        f"{worker.private_tmp_mb} MB; "
+        f"at most {worker.max_processes} processes and threads; no network.",
+    ]
+    return "\n".join(["## Limits when graded", "", *_bullets(items), ""])

@@ -107,3 +107,62 @@ def expect_value_error(call, what: str, why: str) -> None:
     else:
         checks.fail(f"{what} should raise ValueError ({why}) but raised nothing",
                     Cause.EX6_NO_LENGTH_CHECK)
+
+
+# --------------------------------------------------------------------------- values first
+# A property (inputs left alone, dtype, device, bounds, the length check) is judged on an answer
+# that is right: a function that computes nothing must not collect the property's points.
+
+def expect_sum(got: Any, x: torch.Tensor, pe: torch.Tensor, what: str, dtype: torch.dtype) -> None:
+    """``add_positional_encoding(x, pe)`` is ``x + pe[:n]`` in ``dtype`` (x's)."""
+    inputs = checks.describe_inputs(x=x, pe=pe) + f", x {x.dtype}, pe {pe.dtype}"
+    expect_tensor(got, what)
+    checks.expect_shape(got, tuple(x.shape), what, inputs)
+    checks.expect_dtype(got, dtype, what)
+    rtol, atol = (1e-12, 1e-12) if dtype == torch.float64 else (1e-5, 1e-6)
+    checks.expect_close(got, (x + pe[:x.shape[-2]].to(x.dtype)).double(), what,
+                        inputs=inputs, rtol=rtol, atol=atol, mistakes=lambda: mistakes.added(x, pe))
+
+
+def expect_learned(out: Any, x: torch.Tensor, weight: torch.Tensor, what: str) -> None:
+    """``LearnedPositionalEmbedding.forward(x)`` with ``pos.weight = weight`` is ``x + weight[:n]``."""
+    n = x.shape[-2]
+    inputs = checks.describe_inputs(x=x) + f", max_len={weight.shape[0]}"
+    expect_tensor(out, what)
+    checks.expect_shape(out, tuple(x.shape), what, inputs)
+    checks.expect_close(out, x.double() + weight.double()[:n], what, inputs=inputs,
+                        rtol=1e-5, atol=1e-6, mistakes=lambda: mistakes.learned(x, weight))
+
+
+def draw(student, support, pe, **kwargs) -> dict:
+    """Call plot_encoding once in the worker and describe the axes drawn into."""
+    from autograder.sandbox import UnsupportedValue
+    try:
+        try:
+            fig = student.positional.plot_encoding(pe, **kwargs)
+            types = support.modules.type_names(fig)
+        except UnsupportedValue:
+            fig, types = None, ["(a value the grader cannot receive)"]
+        if "Figure" not in types:
+            checks.fail(f"plot_encoding returned a {types[0]}, expected the matplotlib Figure it drew into")
+        ax = support.modules.find_axes(fig)
+        if ax is None:
+            checks.fail("plot_encoding: the returned figure holds no axes with a heatmap")
+        return support.figures.describe_axes(ax)
+    finally:
+        support.modules.close_all()
+
+
+def expect_shows(info: dict, pe: torch.Tensor, what: str) -> None:
+    """The heatmap shows ``pe`` (position p as row p from the top)."""
+    import numpy as np
+    got = checks.shown_matrix(info, what)
+    want = pe.detach().double().numpy()
+    if got.shape == want.T.shape and got.shape != want.shape:
+        checks.fail(f"{what}: the heatmap shows {got.shape[0]} rows × {got.shape[1]} columns for a "
+                    f"table of {want.shape[0]} positions × {want.shape[1]} dimensions",
+                    Cause.EX6_PLOT_TRANSPOSED)
+    if got.shape == want.shape and np.allclose(got, want[::-1], atol=1e-6):
+        checks.fail(f"{what}: position 0 is shown at the bottom",
+                    Cause.EX6_PLOT_UPSIDE_DOWN)
+    checks.expect_close(got, want, "the displayed table", inputs=f"pe {tuple(want.shape)}", rtol=1e-5, atol=1e-6)

@@ -4,8 +4,10 @@ and test_add.py) (autograder/coverage_rows.py lists what each test covers)."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 import reference.positional as ref
+from autograder.suites import checks
 from autograder.suites.contract_rules import expect_inputs_unchanged, expect_on_meta, kind_id
 from autograder.suites.ex6_positional_encoding import common
 
@@ -23,6 +25,7 @@ def test_add_leaves_inputs_unchanged(student, support, kind):
     """add_positional_encoding leaves x and pe unchanged, whatever kind of tensor they are"""
     x = common.randn(70, 2, 4, 6)
     pe = ref.sinusoidal_encoding(4, 6)                          # n == L: a view of pe would alias
+    _expect_adds(student, x, pe)
     expect_inputs_unchanged(support, student.positional.add_positional_encoding,
                             "positional.add_positional_encoding", [x, pe], ["x", "pe"], kind)
 
@@ -31,7 +34,7 @@ def test_add_leaves_inputs_unchanged(student, support, kind):
 @pytest.mark.parametrize("kind", _kinds("LearnedPositionalEmbedding.forward"))
 def test_learned_leaves_input_unchanged(student, support, kind):
     """LearnedPositionalEmbedding.forward leaves x unchanged, whatever kind of tensor it is"""
-    module = student.positional.LearnedPositionalEmbedding(8, 6)
+    module = _loaded_and_right(student, 72)
     expect_inputs_unchanged(support, module, "LearnedPositionalEmbedding.forward",
                             [common.randn(71, 2, 5, 6)], ["x"], kind)
 
@@ -40,7 +43,7 @@ def test_learned_leaves_input_unchanged(student, support, kind):
 @pytest.mark.points(0.25)
 def test_learned_on_meta(student, support):
     """LearnedPositionalEmbedding.forward keeps the device (module and x on meta)"""
-    module = student.positional.LearnedPositionalEmbedding(8, 6)
+    module = _loaded_and_right(student, 74)
     expect_on_meta(support, module, "LearnedPositionalEmbedding(8, 6)(x)", [common.randn(73, 2, 5, 6)],
                    outputs=["output"], dtype="float32", shapes=[(2, 5, 6)])
 
@@ -49,9 +52,31 @@ def test_learned_on_meta(student, support):
 @pytest.mark.parametrize("kind", _kinds("plot_encoding", ("tensor", "shared", "grad")))
 def test_plot_leaves_table_unchanged(student, support, kind):
     """plot_encoding leaves the table it draws unchanged, whatever kind of tensor it is"""
+    pe = ref.sinusoidal_encoding(6, 4)
+    common.expect_shows(common.draw(student, support, pe), pe, "plot_encoding(pe)")   # it draws the table
     try:
         expect_inputs_unchanged(support, student.positional.plot_encoding, "positional.plot_encoding",
-                                [ref.sinusoidal_encoding(6, 4)], ["pe"], kind)
+                                [pe], ["pe"], kind)
     finally:
         support.modules.close_all()
 
+
+# --------------------------------------------------------------------------- judged on right answers
+
+def _expect_adds(student, x, pe) -> None:
+    """The rule is judged on a function that adds: x + pe[:n] for plain tensors first."""
+    with checks.calling("positional.add_positional_encoding"):
+        got = student.positional.add_positional_encoding(x, pe)
+    common.expect_sum(got, x, pe, "add_positional_encoding(x, pe)", torch.float32)
+
+
+def _loaded_and_right(student, offset: int):
+    """LearnedPositionalEmbedding(8, 6) with hidden weights loaded, whose forward is right on a
+    plain tensor: the rules are judged on a module that adds its table."""
+    module = student.positional.LearnedPositionalEmbedding(8, 6)
+    state = common.learned_state(offset, 8, 6)
+    common.load_learned(module, state)
+    x = common.randn(offset + 1, 2, 5, 6)
+    with checks.calling("LearnedPositionalEmbedding.forward"):
+        common.expect_learned(module(x), x, state["pos.weight"], "LearnedPositionalEmbedding(8, 6)(x)")
+    return module

@@ -39,16 +39,44 @@ def test_copy_task(student, position):
     checks.expect_equal(got[1], want_labels, "labels", inputs=inputs)
 
 
+CHANCE_AT_MOST = 0.5        # an untrained model copies a token of 8 about 1 time in 8
+
+
 @pytest.fixture(scope="module")
-def experiment(student):
-    """extrapolation_experiment with the defaults and a hidden seed, run once."""
-    return student.positional.extrapolation_experiment(seed=common.seed(200, name="experiment"))
+def untrained(student):
+    """extrapolation_experiment(steps=0) with a hidden seed, run once: the same procedure with
+    models that are never trained (well under a second)."""
+    return student.positional.extrapolation_experiment(steps=0, seed=common.seed(201, name="untrained"))
+
+
+@pytest.fixture(scope="module")
+def experiment(student, untrained):
+    """extrapolation_experiment with the defaults and a hidden seed, run once; its accuracies
+    are judged only when they come from training (:func:`expect_trained_for_real`)."""
+    result = student.positional.extrapolation_experiment(seed=common.seed(200, name="experiment"))
+    return result, untrained
+
+
+def expect_trained_for_real(untrained) -> None:
+    """The accuracies must come from the procedure: with ``steps=0`` its models are never
+    trained, so they copy the token about as often as chance does (a dict of constants, or
+    accuracies that ignore ``steps``, are no experiment)."""
+    checks.expect_type(untrained, dict, "extrapolation_experiment(steps=0)")
+    high = {k: v for k, v in untrained.items() if k in ("sinusoidal_train", "learned_train")
+            and not (isinstance(v, float) and v <= CHANCE_AT_MOST)}
+    if high or not KEYS <= set(untrained):
+        shown = ", ".join(f"{k} = {v!r}" for k, v in sorted(high.items())) or f"keys {sorted(map(str, untrained))}"
+        checks.fail("extrapolation_experiment(steps=0, …): with no training step the models cannot copy the "
+                    f"token at `position` (about 1 time in vocab_size); got {shown}. The accuracies are judged "
+                    "on an experiment that trains its models with fit(model, tokens, labels, steps)",
+                    Cause.EX6_EXPERIMENT_NOT_TRAINED)
 
 
 @pytest.mark.covers("extrapolation_experiment")
 @pytest.mark.points(1)
 def test_experiment_result(experiment):
     """extrapolation_experiment returns the four accuracies, each in [0, 1] or None"""
+    experiment, untrained = experiment
     checks.expect_type(experiment, dict, "extrapolation_experiment()")
     if set(experiment) != KEYS:
         checks.fail(f"extrapolation_experiment(): expected the keys {sorted(KEYS)}, got {sorted(map(str, experiment))}")
@@ -57,12 +85,14 @@ def test_experiment_result(experiment):
             continue
         if not isinstance(value, float) or not (0.0 <= value <= 1.0) or math.isnan(value):
             checks.fail(f"extrapolation_experiment()[{key!r}]: expected a float in [0, 1] or None, got {value!r}")
+    expect_trained_for_real(untrained)
 
 
 @pytest.mark.covers("extrapolation_experiment", "LearnedPositionalEmbedding:length")
 @pytest.mark.points(1)
 def test_experiment_learned_cannot_extrapolate(experiment):
     """extrapolation_experiment: the learned table cannot run on 2n positions (None)"""
+    experiment, untrained = experiment
     checks.expect_type(experiment, dict, "extrapolation_experiment()")
     if experiment.get("learned_long", 0.0) is not None:
         checks.fail("extrapolation_experiment()['learned_long'] should be None: a learned table of "
@@ -73,12 +103,14 @@ def test_experiment_learned_cannot_extrapolate(experiment):
         if experiment.get(key) is None:
             checks.fail(f"extrapolation_experiment()[{key!r}] is None: the sinusoidal table exists for "
                         "every position, so the model runs on the long test set")
+    expect_trained_for_real(untrained)
 
 
 @pytest.mark.covers("extrapolation_experiment")
 @pytest.mark.points(1)
 def test_experiment_learns_the_task(experiment):
     """extrapolation_experiment: both models learn the copy task at the training length"""
+    experiment, untrained = experiment
     checks.expect_type(experiment, dict, "extrapolation_experiment()")
     low = {k: experiment.get(k) for k in ("sinusoidal_train", "learned_train")
            if not isinstance(experiment.get(k), float) or not 0.9 <= experiment[k] <= 1.0}      # NaN/inf: low
@@ -87,3 +119,4 @@ def test_experiment_learns_the_task(experiment):
         checks.fail(f"extrapolation_experiment(): with the defaults both models copy the token at "
                     f"`position` almost always at the training length (accuracy >= 0.9); got {shown}",
                     Cause.EX6_EXPERIMENT_NOT_AS_SPECIFIED)
+    expect_trained_for_real(untrained)

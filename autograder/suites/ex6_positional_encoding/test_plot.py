@@ -7,34 +7,16 @@ import torch
 
 import reference.positional as ref
 from autograder.diagnosis.causes import Cause
-from autograder.sandbox import UnsupportedValue
 from autograder.suites import checks
+from autograder.suites.ex6_positional_encoding import common
 
 TITLE = "PE · 12 positions"
-
-
-def _draw(student, support, pe, **kwargs) -> dict:
-    """Call plot_encoding once in the worker and describe the axes drawn into."""
-    try:
-        try:
-            fig = student.positional.plot_encoding(pe, **kwargs)
-            types = support.modules.type_names(fig)
-        except UnsupportedValue:
-            fig, types = None, ["(a value the grader cannot receive)"]
-        if "Figure" not in types:
-            checks.fail(f"plot_encoding returned a {types[0]}, expected the matplotlib Figure it drew into")
-        ax = support.modules.find_axes(fig)
-        if ax is None:
-            checks.fail("plot_encoding: the returned figure holds no axes with a heatmap")
-        return support.figures.describe_axes(ax)
-    finally:
-        support.modules.close_all()
 
 
 @pytest.fixture(scope="module")
 def drawn(student, support):
     pe = ref.sinusoidal_encoding(12, 10) * 0.8                      # data range (-0.8, 0.8)
-    return pe, _draw(student, support, pe.clone().requires_grad_(True), title=TITLE)
+    return pe, common.draw(student, support, pe.clone().requires_grad_(True), title=TITLE)
 
 
 @pytest.mark.points(1.5)
@@ -42,16 +24,7 @@ def drawn(student, support):
 def test_matrix(drawn):
     """plot_encoding shows position p as row p from the top, dimension j as column j"""
     pe, info = drawn
-    got = checks.shown_matrix(info, "plot_encoding")
-    want = pe.double().numpy()
-    if got.shape == want.T.shape and got.shape != want.shape:
-        checks.fail(f"plot_encoding: the heatmap shows {got.shape[0]} rows × {got.shape[1]} columns for a "
-                    f"table of {want.shape[0]} positions × {want.shape[1]} dimensions",
-                    Cause.EX6_PLOT_TRANSPOSED)
-    if got.shape == want.shape and np.allclose(got, want[::-1], atol=1e-6):
-        checks.fail("plot_encoding: position 0 is shown at the bottom",
-                    Cause.EX6_PLOT_UPSIDE_DOWN)
-    checks.expect_close(got, want, "the displayed table", inputs="pe (12, 10)", rtol=1e-5, atol=1e-6)
+    common.expect_shows(info, pe, "plot_encoding")
 
 
 @pytest.mark.points(1)

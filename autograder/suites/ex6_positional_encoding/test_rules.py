@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
+from autograder.suites.ex6_positional_encoding import common
 
 
 @pytest.mark.covers("rules", "sinusoidal_encoding")
@@ -14,8 +16,8 @@ def test_no_banned_apis(student, submission):
     found = submission.found["ex6"]
     if found.source is None:
         checks.fail(found.problem or "positional.py could not be read")
-    checks.expect_all_finite(student.positional.sinusoidal_encoding(2, 2),      # the points are for working code
-                             "sinusoidal_encoding(2, 2)")
+    common.expect_table(student.positional.sinusoidal_encoding(4, 2), 4, 2, torch.float32,   # the points are
+                        "sinusoidal_encoding(4, 2)")                                       # for working code
     if found.banned:
         lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
         checks.fail("positional.py uses APIs this exercise does not allow:\n" + lines,

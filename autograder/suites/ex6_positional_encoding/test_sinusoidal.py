@@ -43,7 +43,7 @@ def test_values_float64(student, support):
 def test_device_argument(student, support):
     """sinusoidal_encoding accepts a device argument"""
     plain = common.expect_tensor(student.positional.sinusoidal_encoding(6, 4), "sinusoidal_encoding(6, 4)")
-    checks.expect_all_finite(plain, "sinusoidal_encoding(6, 4)")             # judged on a table that works
+    common.expect_table(plain, 6, 4, torch.float32, "sinusoidal_encoding(6, 4)")   # judged on a right table
     for kwargs, devices, label in [({"device": "cpu"}, None, "sinusoidal_encoding(6, 4, device='cpu')"),
                                    ({}, {"device": "cpu"}, "sinusoidal_encoding(6, 4, device=torch.device('cpu'))"),
                                    ({"device": None}, None, "sinusoidal_encoding(6, 4, device=None)")]:
@@ -69,6 +69,7 @@ def test_bounded(student):
         checks.fail(f"sinusoidal_encoding(100, 24): entries reach {worst:.3g} in absolute value; "
                     "sines and cosines stay within [-1, 1]",
                     Cause.EX6_NOT_ONLY_SIN_COS)
+    common.expect_table(got, 100, 24, torch.float32, "sinusoidal_encoding(100, 24)")   # bounded and right
 
 
 @pytest.mark.points(1.5)
@@ -81,6 +82,7 @@ def test_relative_positions(student, support, k):
                                f"sinusoidal_encoding({max_len}, {d_model}, dtype=torch.float64)")
     checks.expect_shape(got, (max_len, d_model), "the table", f"max_len={max_len}, d_model={d_model}")
     pe = got.detach().to(torch.float64)
+    _expect_unit_pairs(pe, max_len, d_model, lambda: mistakes.sinusoidal(max_len, d_model, torch.float64))
     moved = pe[:-k] @ ref.offset_matrix(k, d_model).T                  # M_k PE[p], every p
     diff = (moved - pe[k:]).abs()
     if not torch.isfinite(diff).all() or float(diff.max()) > 1e-4:       # float32-level errors pass
@@ -89,3 +91,16 @@ def test_relative_positions(student, support, k):
                     f"M_{k} (one 2×2 rotation by {k}·ω_i per column pair (2i, 2i+1)) applied to PE[p]; "
                     f"largest difference {worst:.3g}",
                     checks.likely_cause(pe, lambda: mistakes.sinusoidal(max_len, d_model, torch.float64)))
+
+
+def _expect_unit_pairs(pe: torch.Tensor, max_len: int, d_model: int, known) -> None:
+    """The rotation property is judged on a table that is made of rotations: each column pair
+    (2i, 2i+1) is (sin, cos) of one angle, so sin² + cos² = 1 at every position (a table of
+    zeros or constants satisfies PE[p + k] = M_k PE[p] without being an encoding)."""
+    pairs = pe[:, : d_model - d_model % 2].reshape(max_len, -1, 2)
+    norms = pairs.pow(2).sum(-1)
+    worst = float((norms - 1).abs().nan_to_num(float("inf")).max())
+    if not worst <= 1e-4:
+        checks.fail(f"sinusoidal_encoding({max_len}, {d_model}): the column pairs (2i, 2i+1) are not a sine "
+                    f"and a cosine of one angle (sin² + cos² = 1); largest distance from 1: {worst:.3g}",
+                    checks.likely_cause(pe, known))
