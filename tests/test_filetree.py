@@ -226,7 +226,7 @@ def test_a_failing_sweep_step_is_logged_and_never_raises(monkeypatch, capsys):
     monkeypatch.setattr(isolation.lifetime, "kill_all_of_user", broken)
     monkeypatch.setattr(isolation.ipc, "sweep_user", lambda uid: [])
     monkeypatch.setattr(isolation.users, "remove_user_files", broken)
-    isolation.UserLevel().sweep({"uid": 54321, "gid": 54321}, None)
+    isolation.UserLevel().sweep(users.WorkerIds(54321, 54321), None)
     err = capsys.readouterr().err
     assert err.count("sweep: uid 54321: RecursionError") == 2
 

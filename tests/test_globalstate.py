@@ -15,6 +15,7 @@ PROBE = r'''
 import json, sys, warnings
 import numpy as np
 import torch
+from autograder.sandbox import protocol
 from autograder.sandbox.worker import Server
 
 def state():
@@ -32,11 +33,11 @@ torch.set_num_threads(1)                   # as the worker starts (forkserver._s
 server = Server(watch_reach_ins=True)
 before = state()
 source = open(sys.argv[1]).read()
-reply, _ = server.handle({"op": "load", "name": "causal", "filename": "causal.py", "source": source}, [])
-assert "ok" in reply, reply
+reply = server.handle(protocol.Load("causal", "causal.py", source))
+assert reply.error is None, reply
 spoiled = state()
-reply, _ = server.handle({"op": "seed", "seed": 7}, [])
-assert "ok" in reply, reply
+reply = server.handle(protocol.Seed(7))
+assert reply.error is None, reply
 print(json.dumps({"before": before, "spoiled": spoiled, "after": state(),
                   "failed": server.state.restore()}))
 '''

@@ -180,12 +180,10 @@ class UserLevel(Level):
         Landlock confined it, else every directory the user may write (writable.places)."""
         if ids is None or ids.uid == 0:
             return
-        places: tuple[str, ...] = ()
+        steps = [lambda: lifetime.kill_all_of_user(ids.uid, ids.gid), lambda: ipc.sweep_user(ids.uid)]
         if not confined:
-            places = tuple(p for p in writable.places(ids.uid, ids.gid)
-                           if not any(p == s or p.startswith(s.rstrip("/") + "/") for s in shared))
-        for step in (lambda: lifetime.kill_all_of_user(ids.uid, ids.gid), lambda: ipc.sweep_user(ids.uid),
-                     lambda: users.remove_user_files(ids.uid, places) if places else None):
+            steps.append(lambda: users.remove_user_files(ids.uid, _unshared(writable.places(ids.uid, ids.gid), shared)))
+        for step in steps:
             try:                                   # a failed step is staff's news, never a grade's
                 step()
             except Exception as exc:  # noqa: BLE001
@@ -356,3 +354,8 @@ def announce_once(message: str | None, said: set[str]) -> None:
     if message and message not in said:
         said.add(message)
         print(message, file=sys.stderr, flush=True)
+
+
+def _unshared(places: list[str], shared: tuple[str, ...]) -> tuple[str, ...]:
+    """The writable places outside ``shared`` (folders another grader's workers use too)."""
+    return tuple(p for p in places if not any(p == s or p.startswith(s.rstrip("/") + "/") for s in shared))

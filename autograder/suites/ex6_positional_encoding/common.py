@@ -12,6 +12,7 @@ import torch
 
 import reference.positional as ref
 from autograder import seeds
+from autograder.jsontypes import JSONObject
 from autograder.diagnosis import ex6 as mistakes
 from autograder.diagnosis.causes import Cause
 from autograder.suites import checks
@@ -134,7 +135,7 @@ def expect_learned(out: Any, x: torch.Tensor, weight: torch.Tensor, what: str) -
                         rtol=1e-5, atol=1e-6, mistakes=lambda: mistakes.learned(x, weight))
 
 
-def draw(student, support, pe, **kwargs) -> dict:
+def draw(student, support, pe, **kwargs) -> JSONObject:
     """Call plot_encoding once in the worker and describe the axes drawn into."""
     from autograder.sandbox import UnsupportedValue
     try:
@@ -153,7 +154,7 @@ def draw(student, support, pe, **kwargs) -> dict:
         support.modules.close_all()
 
 
-def expect_shows(info: dict, pe: torch.Tensor, what: str) -> None:
+def expect_shows(info: JSONObject, pe: torch.Tensor, what: str) -> None:
     """The heatmap shows ``pe`` (position p as row p from the top)."""
     import numpy as np
     got = checks.shown_matrix(info, what)
