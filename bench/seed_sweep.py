@@ -62,7 +62,7 @@ def corpus(exercises: list[str] | None = None, kinds: tuple[str, ...] = ("soluti
     for ex in contract.EXERCISES:
         if exercises and ex.id not in exercises:
             continue
-        folder = TESTS / "submissions" / ex.id
+        folder = ex.corpus_folder(ROOT)
         if "solution" in kinds:
             cases.append(Case(ex.id, "solution", "solution", None))
         if "alternative" in kinds:

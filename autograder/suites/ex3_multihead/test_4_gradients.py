@@ -14,6 +14,8 @@ NAMES = [f"{p}.{kind}" for p in ("W_q", "W_k", "W_v", "W_o") for kind in ("weigh
 
 
 @pytest.mark.points(2.5)
+@pytest.mark.contract("conventions/differentiable", "MultiHeadAttention.forward/formula")
+@pytest.mark.covers("MultiHeadAttention.forward:grad")
 def test_gradients_reach_every_parameter(mha, state, support):
     """gradients reach every parameter and match the reference"""
     q, k, v = inputs(5201)

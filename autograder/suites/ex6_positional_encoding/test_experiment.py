@@ -16,6 +16,8 @@ KEYS = {"sinusoidal_train", "sinusoidal_long", "learned_train", "learned_long"}
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("position", [0, 3], ids=["position=0", "position=3"])
 @pytest.mark.covers("make_copy_task")
+@pytest.mark.contract("make_copy_task/recipe", "make_copy_task/signature")
+@pytest.mark.covers("make_copy_task:args/position")
 def test_copy_task(student, position):
     """make_copy_task: the exact tokens and labels"""
     s = common.seed(100 + position)
@@ -46,6 +48,8 @@ def experiment(student):
 
 @pytest.mark.covers("extrapolation_experiment")
 @pytest.mark.points(1)
+@pytest.mark.contract("extrapolation_experiment")
+@pytest.mark.covers("extrapolation_experiment:args/seed")
 def test_experiment_result(experiment):
     """extrapolation_experiment returns the four accuracies, each in [0, 1] or None"""
     checks.expect_type(experiment, dict, "extrapolation_experiment()")
@@ -60,6 +64,8 @@ def test_experiment_result(experiment):
 
 @pytest.mark.covers("extrapolation_experiment", "LearnedPositionalEmbedding:length")
 @pytest.mark.points(1)
+@pytest.mark.contract("extrapolation_experiment")
+@pytest.mark.covers("extrapolation_experiment:structure")
 def test_experiment_learned_cannot_extrapolate(experiment):
     """extrapolation_experiment: the learned table cannot run on 2n positions (None)"""
     checks.expect_type(experiment, dict, "extrapolation_experiment()")
@@ -77,6 +83,7 @@ def test_experiment_learned_cannot_extrapolate(experiment):
 
 @pytest.mark.covers("extrapolation_experiment")
 @pytest.mark.points(1)
+@pytest.mark.contract("extrapolation_experiment")
 def test_experiment_learns_the_task(experiment):
     """extrapolation_experiment: both models learn the copy task at the training length"""
     checks.expect_type(experiment, dict, "extrapolation_experiment()")
