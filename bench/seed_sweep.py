@@ -14,7 +14,10 @@ for each of ``--secrets`` secrets (``sweep_secret(i)``: fixed, so a run can be r
   ``# expect-fail:`` line names;
 * with ``--kinds student`` (not by default: 72 gradings a secret), the blind student corpus
   (``tests/student_corpus``): correct styles keep full marks, each bug loses points on a
-  test about its function (the verdicts of ``tests/test_student_corpus.py``).
+  test about its function (the verdicts of ``tests/test_student_corpus.py``);
+* with ``--kinds contract`` (not by default: six gradings of every exercise a secret), the
+  correct sets written from the contract alone and in the field's canonical idioms
+  (``tests/contract_corpus``): full marks on every exercise (``tests/test_contract_corpus.py``).
 
 It reports every verdict that breaks under some secret (with the secret, so the case can be
 replayed with ``seeds.secret_override``), mutants whose failed tests vary between secrets
@@ -45,7 +48,7 @@ def sweep_secret(i: int) -> str:
 @dataclass(frozen=True)
 class Case:
     exercise: str
-    kind: str               # "solution", "alternative", "mutant" or "student"
+    kind: str               # "solution", "alternative", "mutant", "student" or "contract"
     name: str
     path: Path | None       # the alternative or mutant file, the student folder; None for the solution
 
@@ -69,6 +72,10 @@ def corpus(exercises: list[str] | None = None, kinds: tuple[str, ...] = ("soluti
             cases += [Case(ex.id, "alternative", p.stem, p) for p in sorted((folder / "alternatives").glob("*.py"))]
         if "mutant" in kinds:
             cases += [Case(ex.id, "mutant", p.stem, p) for p in sorted((folder / "mutants").glob("*.diff"))]
+    if "contract" in kinds:
+        from test_contract_corpus import sets
+        ids = ",".join(ex.id for ex in contract.EXERCISES if not exercises or ex.id in exercises)
+        cases += [Case(ids, "contract", folder.name, folder) for folder in sets()]
     if "student" in kinds:
         from test_student_corpus import CORPUS, exercises_of
         for folder in sorted(p for kind in ("correct", "bugs") for p in (CORPUS / kind).iterdir() if p.is_dir()):
@@ -94,6 +101,8 @@ def grade_case(case: Case, secret: str) -> dict:
     sys.path.insert(0, str(TESTS))
     if case.kind == "student":
         return _grade_student(case, secret)
+    if case.kind == "contract":
+        return _grade_contract_set(case, secret)
     from autograder import contract, seeds
     from kit import grade_folder, make_submission
     from mutants import expected_failures
@@ -129,6 +138,23 @@ def _grade_student(case: Case, secret: str) -> dict:
             "problem": problem}
 
 
+def _grade_contract_set(case: Case, secret: str) -> dict:
+    from autograder import seeds
+    from test_contract_corpus import grade_copy, problem_of
+    with seeds.secret_override(secret):
+        results = grade_copy(case.path, case.exercise)
+    problem = problem_of(case.path, results) if case.exercise.count(",") + 1 == len(_all_ids()) else \
+        "" if results.score == results.max_score else f"{case.path.name} lost points"
+    return {"case": case.label, "secret": secret, "score": results.score, "max": results.max_score,
+            "failed": sorted(t.name for t in results.tests if not t.passed), "ok": not problem,
+            "problem": problem}
+
+
+def _all_ids() -> list[str]:
+    from autograder import contract
+    return [ex.id for ex in contract.EXERCISES]
+
+
 def run_shard(cases: list[Case], secrets: list[str], out) -> None:
     from autograder.sandbox import forkserver, levels
     levels.detect()
@@ -146,10 +172,11 @@ def summarise(rows: list[dict], seconds: float, n_secrets: int) -> tuple[str, bo
     broken = [r for r in rows if not r["ok"]]
     varying = {c: sorted({tuple(r["failed"]) for r in rs}) for c, rs in by_case.items()
                if "/mutant/" in c and len({tuple(r["failed"]) for r in rs}) > 1}
-    kinds = {k: sum(1 for c in by_case if f"/{k}/" in c) for k in ("solution", "alternative", "mutant", "student")}
+    kinds = {k: sum(1 for c in by_case if f"/{k}/" in c)
+             for k in ("solution", "alternative", "mutant", "student", "contract")}
     lines = [f"seed sweep: {n_secrets} secrets x {len(by_case)} cases ({kinds['solution']} solutions, "
              f"{kinds['alternative']} alternatives, {kinds['mutant']} mutants, {kinds['student']} student "
-             f"submissions) = {len(rows)} gradings "
+             f"submissions, {kinds['contract']} correct sets from the contract) = {len(rows)} gradings "
              f"in {seconds / 60:.1f} min",
              f"verdicts broken: {len(broken)}" + ("" if broken else " (every correct style got full marks, "
                                                    "every mutant failed its named tests, every student bug lost points on "

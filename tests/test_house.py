@@ -298,15 +298,23 @@ def test_shared_constants_are_defined_once(index):
 
 def kit_places(root: Path = ROOT) -> list[str]:
     """What docs/ARCHITECTURE.md must name: every module as its path under ``autograder/``
-    (``sandbox/limits.py``), every subpackage as ``name/``; an exercise's suite folder
-    (``suites/ex1_attention/``) stands for the test and helper files inside it."""
+    (``sandbox/limits.py``), every subpackage as ``name/``. The exercises are places of one
+    kind, named once: every exercise's folder by ``suites/<folder>/`` and its diagnosis module
+    by ``diagnosis/<id>.py`` (a new exercise needs no line of its own in the map)."""
+    from autograder import contract
+    folders = {ex.folder for ex in contract.discover(root / "autograder" / "suites")} \
+        if root == ROOT else set()
+    ids = {ex.id for ex in contract.EXERCISES} if root == ROOT else set()
     places = set()
     for path in (root / "autograder").rglob("*.py"):
         rel = path.relative_to(root / "autograder")
         if "__pycache__" in rel.parts:
             continue
         if rel.parts[0] == "suites" and len(rel.parts) > 2:
-            places.add(f"suites/{rel.parts[1]}/")
+            places.add("suites/<folder>/" if rel.parts[1] in folders else f"suites/{rel.parts[1]}/")
+            continue
+        if rel.parts[0] == "diagnosis" and rel.stem in ids:
+            places.add("diagnosis/<id>.py")
             continue
         if rel.name == "__init__.py":
             if len(rel.parts) > 1:
@@ -319,7 +327,7 @@ def kit_places(root: Path = ROOT) -> list[str]:
 def test_architecture_names_every_module_and_subpackage():
     text = ARCHITECTURE.read_text(encoding="utf-8")
     places = kit_places()
-    assert "sandbox/limits.py" in places and "interop/" in places and "suites/ex3_multihead/" in places
+    assert "sandbox/limits.py" in places and "interop/" in places and "suites/<folder>/" in places
     missing = [p for p in places if not re.search(rf"(?<![\w/]){re.escape(p)}", text)]
     assert not missing, f"docs/ARCHITECTURE.md does not place: {', '.join(missing)}"
 
