@@ -475,3 +475,27 @@ def test_the_guide_followed_literally_gives_an_exercise_that_keeps_every_guarant
     built = step("autograder", "build", "--exercises", EX, "--out", str(tmp_path / "dist"), "--self-grade",
                  timeout=1800)
     assert re.search(r"ex9 Scaling rows\s+20/20\s+0/20", built), built[-2000:]
+
+
+# the guide's commands that the walk-through above runs, as the guide writes them
+WALKTHROUGH = (
+    "python -m autograder scaffold ",
+    "python -m pytest tests/test_reference_<module>.py",
+    "python -m pytest tests/test_solutions_<module>.py",
+    "python -m autograder release ",
+    "python -m autograder.coverage > docs/COVERAGE.md",
+    "python -m pytest tests/test_coverage_matrix.py",
+    "python -m pytest tests/test_house.py",
+    "python -m autograder grade solutions/<folder> --exercises <id>",
+    "python -m autograder grade assignments/<folder> --exercises <id>",
+    "python -m pytest tests/test_suites_corpus.py -k <id>",
+    "python -m pytest tests/test_nonfinite.py -k <id>",
+    "python -m autograder build --exercises <id> --out /tmp/dist-<id> --self-grade",
+)
+
+
+def test_the_guide_gives_every_command_the_walk_through_runs():
+    """The walk-through runs the guide's commands; if the guide drops one, this fails."""
+    text = DOC.read_text(encoding="utf-8")
+    missing = [command for command in WALKTHROUGH if command not in text]
+    assert not missing, missing
