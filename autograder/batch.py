@@ -165,7 +165,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="submissions graded at once (default: %(default)s; ~0.6 GB of memory each)")
     parser.add_argument("--out", default="grades.csv",
                         help="gradebook CSV; results/, summary.md and histogram.png go next to it")
-    parser.add_argument("--exercises", default=None, help="comma list, e.g. ex1,ex3 (default: all)")
+    parser.add_argument("--exercises", default=None, help=f"comma list, e.g. {','.join(contract.example_ids())} (default: all)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_CALL_TIMEOUT,
                         help="seconds per call into student code")
     parser.add_argument("--student-timeout", type=float, default=600.0,

@@ -11,7 +11,7 @@ checking their own files has nobody to be protected from.
 It prints, per exercise, the public tests' verdicts and what they are worth in the real grade
 (the hidden tests decide the rest), every failure with its message (including the likely
 cause when the test names one), what the hidden tests additionally cover, in general terms
-(:data:`HIDDEN_COVERAGE`), never the hidden tests themselves, and the isolation used.
+(:attr:`Exercise.hidden_coverage`), never the hidden tests themselves, and the isolation used.
 
 Platforms: on Linux the worker is forked from a zygote; where ``fork`` is missing (Windows)
 or unsafe after torch is loaded (macOS), and in notebooks, it is a fresh interpreter
@@ -39,46 +39,23 @@ from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT as DEFAULT_TIMEOUT
 
 RUNTIME_DIR = Path(autograder.__file__).resolve().parent
 SUITES_DIR = RUNTIME_DIR / "suites"
-# {ex id: {"public": weight, "all": weight}}: what the public tests weigh in the real grade.
-# Written by the release (the student runtime has no hidden suites to count); the kit counts.
+# {ex id: {"public": weight, "all": weight, "points": total}}: what the public tests weigh in the
+# real grade, and the exercise's total there (`build --points` writes its own into the release
+# it zips). Written by the release (the student runtime has no hidden suites to count); the kit counts.
 WORTH_FILE = SUITES_DIR / "public_worth.json"
 WIDTH = 92
 MESSAGE_LIMIT = 1500          # characters of one failure message shown
 
-# What the hidden tests check besides the public ones: themes, never tests or values.
-HIDDEN_COVERAGE: dict[str, str] = {
-    "ex1": ("values against a reference implementation on other shapes, batch dimensions and "
-            "seeds, in float32 and float64; softmax along any axis and on extreme inputs; masks "
-            "of several shapes broadcast over batches and queries; the NumPy backward pass and "
-            "numerical_gradient on other functions; the torch version's dtype and gradients; "
-            "inputs left unchanged; the rules (no banned APIs, NumPy-only functions)."),
-    "ex2": ("the heatmap's orientation, ticks, axis labels, colour limits, colorbar and title on "
-            "other (non-square) weights and tokens, drawing into a given Axes, torch inputs; the "
-            "head grid's layout, titles and hidden cells; top_attended's ordering and ties."),
-    "ex3": ("split_heads and combine_heads on other shapes and dtypes; the module's exact "
-            "parameters (with and without bias); outputs and per-head weights against a reference "
-            "implementation for self- and cross-attention, with masks of several shapes, in "
-            "float32 and float64; gradients reaching every parameter; the rules (no built-in "
-            "multi-head attention)."),
-    "ex4": ("masks of other sizes, devices and dtypes; causal self-attention values and gradients "
-            "against a reference implementation, with no information flowing from later tokens; "
-            "attend_next agreeing with full causal attention step by step; greedy_generate on "
-            "other models and prompts, including ties and edge cases; inputs left unchanged; "
-            "the rules (no built-in attention or transformer layers)."),
-    "ex5": ("the dataset's exact tokens and labels; both models' structure and values against "
-            "a reference implementation; input-gradient norms and the vanishing-gradient effect "
-            "on long sequences; train's optimiser, learning rate and recorded losses; accuracy; "
-            "the attention model learning the recall task with the kit's own training loop; the "
-            "rules (attention written by hand)."),
-}
+# What check says the hidden tests check when an exercise gives no note of its own
+# (``Exercise.hidden_coverage``, in the exercise's folder): themes, never tests or values.
 GENERIC_COVERAGE = ("values against a reference implementation on other shapes and seeds, edge "
                     "cases, gradients and the exercise's rules.")
 
 
 def hidden_coverage(ex: contract.Exercise) -> str:
-    """What the hidden tests of ``ex`` check besides the public ones: the exercise's own
-    text in the contract (``Exercise.hidden_coverage``), else the table above, else generic."""
-    return ex.hidden_coverage or HIDDEN_COVERAGE.get(ex.id, GENERIC_COVERAGE)
+    """What the hidden tests of ``ex`` check besides the public ones: the exercise's own note
+    (``Exercise.hidden_coverage``), else a generic one."""
+    return ex.hidden_coverage or GENERIC_COVERAGE
 
 
 # --------------------------------------------------------------------------- choosing exercises
@@ -165,8 +142,9 @@ def run_public_tests(folder: Path | str, exercises, *, timeout: float = DEFAULT_
     submission = intake.collect(folder, exercises)
     if not any(f.origin for f in submission.found.values()):
         print(f"check: none of {', '.join(ex.filename for ex in exercises)} is in {folder}.\n"
-              "Run this command in the folder you unzipped (the one that holds ex1_attention/, "
-              "ex2_visualization/, …) or in one of its exercise folders, or pass --folder PATH.",
+              "Run this command in the folder you unzipped (the one that holds "
+              f"{', '.join(ex.folder + '/' for ex in contract.EXERCISES[:2])}, …) or in one of its "
+              "exercise folders, or pass --folder PATH.",
               file=out)
         return None
     # A self-check: process isolation with limits, never a second user or namespaces.
@@ -212,53 +190,48 @@ def notebook_check(folder: Path | str, exercise: str, *, timeout: float = DEFAUL
 
 # --------------------------------------------------------------------------- what public tests are worth
 
-def public_worth(exercises) -> dict[str, tuple[float, float]]:
-    """``{ex id: (weight of its public tests, weight of all its tests)}``; ``{}`` if unknown.
+def public_worth(exercises) -> dict[str, tuple[float, float, float]]:
+    """``{ex id: (weight of its public tests, weight of all its tests, the exercise's total)}``;
+    ``{}`` if unknown.
 
-    The release ships :data:`WORTH_FILE`; in the instructor's kit the suites are counted."""
+    The release ships :data:`WORTH_FILE` (the totals of the build that zipped it); in the
+    instructor's kit the suites are counted and the totals are the exercises' own."""
     try:
         if WORTH_FILE.is_file():
             data = json.loads(WORTH_FILE.read_text(encoding="utf-8"))
-            return {k: (float(v["public"]), float(v["all"])) for k, v in data.items()}
-        return count_weights(exercises)
+            own = {ex.id: ex.points for ex in contract.EXERCISES}
+            return {k: (float(v["public"]), float(v["all"]), float(v.get("points", own.get(k, 0.0))))
+                    for k, v in data.items()}
+        return {k: (*w, contract.BY_ID[k].points) for k, w in count_weights(exercises).items()}
     except (OSError, ValueError, KeyError, TypeError, RuntimeError):
         return {}
 
 
 def count_weights(exercises, suites_dir: Path | None = None) -> dict[str, tuple[float, float]]:
-    """Collect (not run) every suite of ``exercises`` (in ``suites_dir``, default: this kit's)
-    and add up the ``points`` weights of the public tests and of all tests."""
-    import pytest
+    """The ``points`` weights of the public tests and of all tests of ``exercises`` (in
+    ``suites_dir``, default: this kit's), from the engine's one collection
+    (:func:`autograder.grading.collect`)."""
+    from autograder.grading import collect
 
-    from autograder.grading import pytest_args, run_pytest
-    from autograder.plugin import exercise_of
+    weights: dict[str, list[float]] = {}
+    for record in collect(tuple(exercises), suites_dir=suites_dir):
+        row = weights.setdefault(record.exercise, [0.0, 0.0])
+        row[1] += record.weight
+        if record.public:
+            row[0] += record.weight
+    return {ex: (w[0], w[1]) for ex, w in weights.items() if w[1] > 0}
 
-    class Counter:
-        def __init__(self) -> None:
-            self.weights: dict[str, list[float]] = {}
 
-        @pytest.hookimpl(trylast=True)
-        def pytest_collection_modifyitems(self, items) -> None:
-            for item in items:
-                marker = item.get_closest_marker("points")
-                weight = float(marker.args[0]) if marker else 1.0
-                row = self.weights.setdefault(exercise_of(item), [0.0, 0.0])
-                row[1] += weight
-                if item.get_closest_marker("public") is not None:
-                    row[0] += weight
-
-    counter = Counter()
-    extra = {"suites_dir": Path(suites_dir)} if suites_dir is not None else {}
-    code = run_pytest(pytest_args(tuple(exercises), "--collect-only", **extra), counter)
-    if code not in (0, 5):
-        raise RuntimeError(f"could not count the suites' weights (pytest exit code {code})")
-    return {ex: (w[0], w[1]) for ex, w in counter.weights.items() if w[1] > 0}
+def _total(ex: contract.Exercise, worth: dict) -> float:
+    """``ex``'s total in the real grade: the one :func:`public_worth` read, else its own."""
+    known = worth[ex.id]
+    return float(known[2]) if len(known) > 2 else ex.points
 
 
 def _public_share(ex: contract.Exercise, worth: dict) -> float:
     """The points of ``ex``'s public tests, as shown (2 decimals)."""
-    public, everything = worth[ex.id]
-    return round(ex.points * public / everything, 2) if everything else 0.0
+    public, everything = worth[ex.id][:2]
+    return round(_total(ex, worth) * public / everything, 2) if everything else 0.0
 
 
 def _worth_line(ex: contract.Exercise, passed: int, total: int, worth: dict) -> str:
@@ -266,13 +239,13 @@ def _worth_line(ex: contract.Exercise, passed: int, total: int, worth: dict) -> 
     line = f"  public tests: {passed} of {total} passed"
     if ex.id not in worth:
         return line
-    share = _public_share(ex, worth)
-    return (line + f" (worth {share:g} of {ex.id}'s {ex.points:g} points; "
-            f"the hidden tests decide the other {round(ex.points - share, 2):g})")
+    share, total = _public_share(ex, worth), _total(ex, worth)
+    return (line + f" (worth {share:g} of {ex.id}'s {total:g} points; "
+            f"the hidden tests decide the other {round(total - share, 2):g})")
 
 
 def render(outcome, submission, exercises, *, verbose: bool = False, isolation: str = "",
-           worth: dict[str, tuple[float, float]] | None = None) -> str:
+           worth: dict[str, tuple[float, ...]] | None = None) -> str:
     """The student-facing report: per exercise, the public tests' verdicts and what they are
     worth in the real grade, failures explained, hidden coverage; then the totals and (when
     given) the isolation that was used. ``worth``: see :func:`public_worth`."""
@@ -305,7 +278,7 @@ def render(outcome, submission, exercises, *, verbose: bool = False, isolation: 
     lines += ["", f"Public tests: {passed_total} of {len(outcome.tests)} passed."]
     known = [ex for ex in exercises if ex.id in worth]
     if known:
-        total = sum(ex.points for ex in known)
+        total = sum(_total(ex, worth) for ex in known)
         share = round(sum(_public_share(ex, worth) for ex in known), 2)     # the lines above add up to it
         lines.append(f"They are worth {share:g} of the {total:g} points of the real grade; the "
                      f"hidden tests decide the other {round(total - share, 2):g}.")
@@ -343,10 +316,11 @@ def _indent(text: str, prefix: str, rest: str | None = None) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("exercises", nargs="*", metavar="EXERCISE",
-                        help="exercise ids (ex1, ex2, …), or all (default: every exercise in this release)")
+                        help=f"exercise ids ({', '.join(contract.example_ids())}, …), or all "
+                             "(default: every exercise in this release)")
     parser.add_argument("--folder", default=".",
-                        help="the release folder holding ex1_attention/, …, or any folder inside "
-                             "it (default: here)")
+                        help="the release folder holding the exercise folders, or any folder "
+                             "inside it (default: here)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help="seconds one call into your code may take")
     parser.add_argument("-v", "--verbose", action="store_true",

@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("grade", help="grade one submission (folder, .zip or file) as Gradescope would")
     p.add_argument("submission", nargs="?")
     p.add_argument("--job", default=None, help=argparse.SUPPRESS)   # batch: a job file with the paths
-    p.add_argument("--exercises", default=None, help="comma list, e.g. ex1,ex3 (default: all)")
+    p.add_argument("--exercises", default=None, help="comma list of exercise ids (default: the default assignment)")
     p.add_argument("--results", default=None, help="write Gradescope results.json here")
     # --timeout and --worker-user: None means autograder.sandbox.limits' defaults (imported
     # only by `grade`: the sandbox package prepares the grader's config folders when imported)
@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a folder the worker must not see besides the kit's (repeatable; `batch` "
                         "passes the class folder)")
     p.add_argument("--budget", default=None, metavar="EX=SECONDS,…",
-                   help="time budget of some exercises' tests, e.g. ex5=120 (see --exercise-budget)")
+                   help="time budget of some exercises' tests, <exercise id>=<seconds> (see --exercise-budget)")
     p.add_argument("--exercise-budget", type=float, default=None, metavar="SECONDS",
                    help="time budget for all the tests of one exercise (default: 70 s each); once "
                         "spent, its remaining tests fail and the other exercises are graded normally")

@@ -1,53 +1,32 @@
-"""The exercises as data: what a submission must contain and what it may not use.
+"""The registry: every exercise the kit knows, found in its own folder, and the rules shared
+by all of them.
 
-This mirrors the student-facing contract (EXERCISES.md in the course's spec). Everything
-else in the kit (intake, release, suites, packaging) reads exercise facts from here.
+An exercise is one folder, ``autograder/suites/<folder>/``, whose ``exercise.py`` defines
+``EXERCISE``, an :class:`~autograder.exercise.Exercise` (its registry row, its sentences of the
+published contract, its coverage rows, its note for ``check``): this module finds those folders
+(:func:`discover`) and nothing else in the kit names an exercise. A built Gradescope zip, a
+wheel or the student release holds the folders of the exercises it was built with, so its
+registry holds just those.
 
-``EXERCISES`` is every exercise the kit knows (the release writes all of them to
-``assignments/``); ``DEFAULT`` is the assignment built, graded and exported when no
-``--exercises`` is given: the exercises with ``default=True``. An exercise with
-``default=False`` is opt-in (``build --exercises ex1,…,ex6``). docs/ADDING_AN_EXERCISE.md
-says how to add one.
+``EXERCISES`` is every exercise found (the release writes all of them to ``assignments/``);
+``DEFAULT`` is the assignment built, graded and exported when no ``--exercises`` is given: the
+exercises with ``default=True``. An exercise with ``default=False`` is opt-in (``build
+--exercises ex1,…,ex6``). docs/ADDING_AN_EXERCISE.md says how to add one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import importlib
+import re
+from pathlib import Path
 
+from autograder.exercise import CONVENTIONS, Exercise, Sentence
 
-@dataclass(frozen=True)
-class Exercise:
-    id: str                      # "ex1"
-    folder: str                  # folder in solutions/ and assignments/
-    module: str                  # student file stem; also the reference module name
-    title: str
-    names: tuple[str, ...]       # every public name of the contract
-    banned: tuple[str, ...] = field(default=())  # dotted API names the student may not use
-    numpy_only: tuple[str, ...] = field(default=())  # functions that must not touch torch/scipy
-    points: float = 20.0         # the exercise's total; tests' `points` markers are weights within it
-    # What student calls of this exercise load on first use (``sandbox.worker.WARM_UPS``:
-    # "meta" device probes, "figures", an "optimizer" step): loaded by the zygote before it
-    # forks this exercise's worker, never on the clock of a student's call.
-    warm_up: tuple[str, ...] = field(default=("meta",))
-    # In the default assignment (no --exercises)? False: opt-in, built only when named.
-    default: bool = True
-    # What `check` tells students the hidden tests check besides the public ones (themes,
-    # never tests or values); empty: check.py's own text for this id, else a generic one.
-    hidden_coverage: str = ""
+__all__ = ["BANNED_OPERATORS", "BY_ID", "BY_MODULE", "CONVENTIONS", "DEFAULT", "EXERCISES", "Exercise",
+           "Sentence", "SUITES", "banned_operators", "discover", "select"]
 
-    @property
-    def filename(self) -> str:
-        return f"{self.module}.py"
+SUITES = Path(__file__).resolve().with_name("suites")
+_ID = re.compile(r"^ex(\d+)$")
 
-    @property
-    def notebook(self) -> str:
-        return f"{self.module}.ipynb"
-
-
-_MHA_BANS = (
-    "torch.nn.MultiheadAttention",
-    "torch.nn.functional.multi_head_attention_forward",
-    "torch.nn.functional.scaled_dot_product_attention",
-)
 
 # The aten operators that implement each banned API (the same computation reached through
 # ``torch.ops.aten.*``, ``torch._C._nn.*``, ``torch._*`` bindings or C++): refused at the
@@ -92,65 +71,6 @@ def banned_operators(ex: Exercise) -> dict[str, str]:
     return out
 
 
-EXERCISES: tuple[Exercise, ...] = (
-    Exercise(
-        id="ex1", folder="ex1_attention", module="attention",
-        title="Scaled dot-product attention",
-        names=("softmax", "scaled_dot_product_attention_np", "attention_backward_np",
-               "numerical_gradient", "scaled_dot_product_attention"),
-        banned=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"),
-        numpy_only=("softmax", "scaled_dot_product_attention_np", "attention_backward_np",
-                    "numerical_gradient"),
-    ),
-    Exercise(
-        id="ex2", folder="ex2_visualization", module="visualize",
-        title="Visualising attention weights",
-        names=("plot_attention", "plot_attention_heads", "top_attended"),
-        warm_up=("figures",),
-    ),
-    Exercise(
-        id="ex3", folder="ex3_multihead", module="multihead",
-        title="Multi-head attention",
-        names=("split_heads", "combine_heads", "MultiHeadAttention"),
-        banned=_MHA_BANS,
-    ),
-    Exercise(
-        id="ex4", folder="ex4_causal_mask", module="causal",
-        title="Causal masking and generation",
-        names=("create_causal_mask", "create_padding_mask", "combine_masks",
-               "causal_self_attention", "attend_next", "greedy_generate"),
-        banned=_MHA_BANS + ("torch.nn.Transformer", "torch.nn.TransformerEncoder",
-                            "torch.nn.TransformerDecoder", "torch.nn.TransformerEncoderLayer",
-                            "torch.nn.TransformerDecoderLayer"),
-    ),
-    Exercise(
-        id="ex5", folder="ex5_lstm_comparison", module="lstm_vs_attention",
-        title="Attention versus an LSTM on long sequences",
-        names=("make_recall_dataset", "LSTMClassifier", "AttentionClassifier",
-               "input_gradient_norms", "path_length", "train", "accuracy"),
-        banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
-        warm_up=("meta", "optimizer"),
-    ),
-    Exercise(
-        id="ex6", folder="ex6_positional_encoding", module="positional",
-        title="Positional encodings",
-        names=("sinusoidal_encoding", "LearnedPositionalEmbedding", "add_positional_encoding",
-               "make_copy_task", "extrapolation_experiment", "plot_encoding"),
-        banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
-        warm_up=("meta", "figures", "optimizer"),
-        default=False,                   # opt-in: build --exercises ex1,ex2,ex3,ex4,ex5,ex6
-        hidden_coverage=(
-            "the sinusoidal table against the paper's formula for other lengths and widths (odd "
-            "ones too), in float32 and float64, on the requested device; values within [-1, 1] and "
-            "the relative-position property (PE[p+k] is a fixed rotation of PE[p]); the learned "
-            "embedding's parameters, values, gradients and length check; add_positional_encoding's "
-            "broadcasting, dtype, device, gradients and untouched inputs; the copy task's exact "
-            "tokens; the experiment's results; the heatmap's orientation, labels, colour limits "
-            "and colorbar; the rules (attention written by hand)."),
-    ),
-)
-
-
 def _built_points(exercises: tuple[Exercise, ...]) -> tuple[Exercise, ...]:
     """Totals from a built Gradescope zip (``build --points ex1=30``): its ``BUILD_INFO.json``.
 
@@ -168,10 +88,35 @@ def _built_points(exercises: tuple[Exercise, ...]) -> tuple[Exercise, ...]:
                  for ex in exercises)
 
 
-EXERCISES = _built_points(EXERCISES)
+def discover(suites: Path = SUITES) -> tuple[Exercise, ...]:
+    """Every exercise whose folder is in ``suites`` (a folder holding ``exercise.py``), in the
+    order of their ids' numbers (ex1, ex2, …, ex10)."""
+    found: list[Exercise] = []
+    for path in sorted(Path(suites).glob("*/exercise.py")):
+        module = importlib.import_module(f"autograder.suites.{path.parent.name}.exercise")
+        ex = getattr(module, "EXERCISE", None)
+        if not isinstance(ex, Exercise):
+            raise TypeError(f"{path}: EXERCISE must be an autograder.exercise.Exercise")
+        if ex.folder != path.parent.name or not _ID.match(ex.id) or not ex.folder.startswith(ex.id + "_"):
+            raise ValueError(f"{path}: the exercise {ex.id!r} (folder {ex.folder!r}) must live in "
+                             f"suites/<id>_<topic>/, here {path.parent.name!r}")
+        found.append(ex)
+    ids = [ex.id for ex in found]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"two exercise folders claim the same id: {sorted(ids)}")
+    return tuple(sorted(found, key=lambda ex: int(_ID.match(ex.id).group(1))))
+
+
+EXERCISES = _built_points(discover())
 DEFAULT: tuple[Exercise, ...] = tuple(ex for ex in EXERCISES if ex.default)
 BY_ID: dict[str, Exercise] = {ex.id: ex for ex in EXERCISES}
 BY_MODULE: dict[str, Exercise] = {ex.module: ex for ex in EXERCISES}
+
+
+def example_ids(count: int = 2) -> list[str]:
+    """A few registered ids for help texts and messages (``["ex1", "ex3"]``: every other one
+    from the first), so that no text of the kit names an exercise."""
+    return [ex.id for ex in EXERCISES[::2][:count]]
 
 
 def select(ids: str | list[str] | None) -> tuple[Exercise, ...]:

@@ -31,6 +31,7 @@ from autograder.plugin import GradingPlugin
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, startup
 from autograder.sandbox.errors import describe_load_error
 from autograder.sandbox.protocol import ErrorKind, WorkerError
+from autograder.records import TestRecord
 
 PACKAGE_DIR = autograder.PACKAGE_DIR
 SUITES_DIR = PACKAGE_DIR / "suites"
@@ -193,15 +194,19 @@ def run(sandbox: Sandbox, submission: intake.Submission, exercises: tuple[contra
 
 
 def collect(exercises: tuple[contract.Exercise, ...], pytest_extra: tuple[str, ...] = (),
-            suites_dir: Path | None = None) -> list[tuple[str, results.TestResult]]:
-    """The exercises' tests as the engine would run them, collection only: (node id, result
-    with ``max_score`` scaled to the exercise's total) in suite order. For the exports."""
+            suites_dir: Path | None = None) -> list[TestRecord]:
+    """THE collection of the suites, read by every caller that needs to know what the tests are
+    (``check``'s worth, the coverage matrix, the exports, the kit's tests): one
+    :class:`~autograder.records.TestRecord` per test, in suite order, made by the same plugin
+    that grades, with ``points`` its weight scaled to the exercise's total. Collection only."""
     plugin = GradingPlugin.collector()
     code = run_pytest(pytest_args(exercises, *pytest_extra, "--collect-only", suites_dir=suites_dir), plugin)
     if plugin.internal_errors or code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         raise RuntimeError(f"collecting the suites failed (pytest exit code {int(code)}):\n"
                            + "\n".join(plugin.internal_errors))
-    return list(zip(plugin.order, scale_to_totals(plugin.ordered_results(), exercises)))
+    scaled = scale_to_totals(plugin.ordered_results(), exercises)
+    return [dataclasses.replace(record, points=result.max_score)
+            for record, result in zip(plugin.ordered_records(), scaled)]
 
 
 def pytest_args(exercises: tuple[contract.Exercise, ...], *extra: str,

@@ -20,6 +20,7 @@ from autograder.budget import Budgeted, Budgets
 from autograder.contract import EXERCISES
 from autograder.diagnosis import causes
 from autograder.intake import Submission
+from autograder.records import NOTE_PREFIX, TestRecord
 from autograder.results import TestResult
 from autograder.sandbox import Sandbox, StudentError, StudentModules, WorkerCrashed, support_root
 from autograder.sandbox.protocol import ErrorKind
@@ -39,6 +40,7 @@ class GradingPlugin:
         self.budgets = budgets or Budgets()
         self._guarded = Budgeted(sandbox, self.budgets, sandbox.config.call_timeout) if sandbox is not None else None
         self._on_exercise_done = on_exercise_done
+        self.records: dict[str, TestRecord] = {}     # node id -> the test as collected
         self.results: dict[str, TestResult] = {}
         self.order: list[str] = []
         self.internal_errors: list[str] = []
@@ -70,15 +72,13 @@ class GradingPlugin:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         counters: dict[str, int] = {}
         for item in items:
-            exercise = exercise_of(item)
-            counters[exercise] = counters.get(exercise, 0) + 1
-            points = item.get_closest_marker("points")
-            public = item.get_closest_marker("public") is not None
+            record = record_of(item)
+            counters[record.exercise] = counters.get(record.exercise, 0) + 1
+            self.records[item.nodeid] = record
             self.results[item.nodeid] = TestResult(
-                exercise=exercise, title=title_of(item),
-                max_score=float(points.args[0]) if points else 1.0,
-                visibility="visible" if public else "after_published",
-                number=f"{exercise.removeprefix('ex')}.{counters[exercise]}")
+                exercise=record.exercise, title=record.title, max_score=record.weight,
+                visibility="visible" if record.public else "after_published",
+                number=f"{record.exercise.removeprefix('ex')}.{counters[record.exercise]}")
             self.order.append(item.nodeid)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -173,6 +173,26 @@ class GradingPlugin:
 
     def ordered_results(self) -> list[TestResult]:
         return [self.results[n] for n in self.order]
+
+    def ordered_records(self) -> list[TestRecord]:
+        return [self.records[n] for n in self.order]
+
+
+def record_of(item: pytest.Item) -> TestRecord:
+    """The one place a test's markers are read: ``points`` (its weight; 0 for a ``note``),
+    ``public``, ``title`` (or the docstring's first line), every ``covers`` and ``contract``
+    marker (class, module and function levels together), ``note``."""
+    points = item.get_closest_marker("points")
+    note = item.get_closest_marker("note")
+    title = title_of(item)
+    return TestRecord(
+        exercise=exercise_of(item), nodeid=item.nodeid,
+        title=NOTE_PREFIX + title if note else title,
+        weight=0.0 if note else (float(points.args[0]) if points else 1.0),
+        public=item.get_closest_marker("public") is not None,
+        covers=tuple(dict.fromkeys(str(a) for m in item.iter_markers("covers") for a in m.args)),
+        contract=tuple(dict.fromkeys(str(a) for m in item.iter_markers("contract") for a in m.args)),
+        note=str(note.args[0]) if note and note.args else "")
 
 
 def _release_memory() -> None:

@@ -14,7 +14,10 @@ for each of ``--secrets`` secrets (``sweep_secret(i)``: fixed, so a run can be r
   ``# expect-fail:`` line names;
 * with ``--kinds student`` (not by default: 72 gradings a secret), the blind student corpus
   (``tests/student_corpus``): correct styles keep full marks, each bug loses points on a
-  test about its function (the verdicts of ``tests/test_student_corpus.py``).
+  test about its function (the verdicts of ``tests/test_student_corpus.py``);
+* with ``--kinds contract`` (not by default: six gradings of every exercise a secret), the
+  correct sets written from the contract alone and in the field's canonical idioms
+  (``tests/contract_corpus``): full marks on every exercise (``tests/test_contract_corpus.py``).
 
 It reports every verdict that breaks under some secret (with the secret, so the case can be
 replayed with ``seeds.secret_override``), mutants whose failed tests vary between secrets
@@ -45,7 +48,7 @@ def sweep_secret(i: int) -> str:
 @dataclass(frozen=True)
 class Case:
     exercise: str
-    kind: str               # "solution", "alternative", "mutant" or "student"
+    kind: str               # "solution", "alternative", "mutant", "student" or "contract"
     name: str
     path: Path | None       # the alternative or mutant file, the student folder; None for the solution
 
@@ -62,13 +65,17 @@ def corpus(exercises: list[str] | None = None, kinds: tuple[str, ...] = ("soluti
     for ex in contract.EXERCISES:
         if exercises and ex.id not in exercises:
             continue
-        folder = TESTS / "submissions" / ex.id
+        folder = ex.corpus_folder(ROOT)
         if "solution" in kinds:
             cases.append(Case(ex.id, "solution", "solution", None))
         if "alternative" in kinds:
             cases += [Case(ex.id, "alternative", p.stem, p) for p in sorted((folder / "alternatives").glob("*.py"))]
         if "mutant" in kinds:
             cases += [Case(ex.id, "mutant", p.stem, p) for p in sorted((folder / "mutants").glob("*.diff"))]
+    if "contract" in kinds:
+        from contract_corpus_cases import sets
+        ids = ",".join(ex.id for ex in contract.EXERCISES if not exercises or ex.id in exercises)
+        cases += [Case(ids, "contract", folder.name, folder) for folder in sets()]
     if "student" in kinds:
         from student_corpus_cases import CORPUS, exercises_of
         for folder in sorted(p for kind in ("correct", "bugs") for p in (CORPUS / kind).iterdir() if p.is_dir()):
@@ -82,7 +89,7 @@ def files_of(case: Case) -> dict[str, bytes | str]:
     sys.path.insert(0, str(TESTS))
     from autograder import contract
     from mutants import as_submitted, mutant_source
-    if case.kind == "student":
+    if case.kind in ("student", "contract"):
         return {p.relative_to(case.path).as_posix(): p.read_bytes() for p in sorted(case.path.rglob("*"))
                 if p.is_file() and p.name != "BUG.txt" and "__pycache__" not in p.parts}
     ex = contract.BY_ID[case.exercise]
@@ -100,6 +107,9 @@ def problem_of(case: Case, results) -> str:
     if case.kind == "student":
         from student_corpus_cases import problem_of as student_problem
         return student_problem(case.path, results)
+    if case.kind == "contract":
+        from contract_corpus_cases import problem_of as contract_problem
+        return contract_problem(case.path, results)
     from mutants import expected_failures
     failed = sorted(t.name for t in results.tests if not t.passed)
     full = results.score >= results.max_score - 1e-9
@@ -152,10 +162,11 @@ def summarise(rows: list[dict], seconds: float, n_secrets: int) -> tuple[str, bo
     broken = [r for r in rows if not r["ok"]]
     varying = {c: sorted({tuple(r["failed"]) for r in rs}) for c, rs in by_case.items()
                if "/mutant/" in c and len({tuple(r["failed"]) for r in rs}) > 1}
-    kinds = {k: sum(1 for c in by_case if f"/{k}/" in c) for k in ("solution", "alternative", "mutant", "student")}
+    kinds = {k: sum(1 for c in by_case if f"/{k}/" in c)
+             for k in ("solution", "alternative", "mutant", "student", "contract")}
     lines = [f"seed sweep: {n_secrets} secrets x {len(by_case)} cases ({kinds['solution']} solutions, "
              f"{kinds['alternative']} alternatives, {kinds['mutant']} mutants, {kinds['student']} student "
-             f"submissions) = {len(rows)} gradings "
+             f"submissions, {kinds['contract']} correct sets from the contract) = {len(rows)} gradings "
              f"in {seconds / 60:.1f} min",
              f"verdicts broken: {len(broken)}" + ("" if broken else " (every correct style got full marks, "
                                                    "every mutant failed its named tests, every student bug lost points on "

@@ -184,3 +184,20 @@ def grade_cli(submission: Path, tmp: Path, *args: str, role: str = "cli") -> Gra
     data = json.loads(results_path.read_text(encoding="utf-8"))
     results.validate(data)
     return Graded(data, proc.stdout, proc.stderr, proc.returncode)
+
+
+def deep_chain(base: Path, depth: int, name: str = "d", leaf: str = "leaf.txt") -> Path:
+    """``base/name/name/…`` ``depth`` folders deep (made relative to descriptors: no path is
+    ever that long), a file at the bottom; the top folder."""
+    base.mkdir(parents=True, exist_ok=True)
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open(leaf, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+    return base / name

@@ -13,10 +13,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from autograder import contract
+from autograder.records import NOTE_PREFIX
 from suite_covers import covers_by_result_name
 
 CORPUS = Path(__file__).resolve().parent / "student_corpus"
-DEFAULT = "ex1,ex2,ex3,ex4,ex5"
+# case -> the rule it breaks, which the students' docstrings state and the contract does not
+BEYOND_CONTRACT = {
+    "ex2_plt_show": "plot_attention_heads calls plt.show()",
+    "ex2_title_default_when_none": "plot_attention sets a default title when title is None",
+    "ex4_greedy_dtype_promoted": "greedy_generate returns int64 for an int32 prompt (the contract's prompt is a LongTensor)",
+    "ex4_greedy_returns_prompt_itself": "greedy_generate returns the prompt itself for max_new_tokens = 0",
+    "ex4_greedy_without_no_grad": "greedy_generate runs the model with gradients enabled",
+    "ex5_path_case_insensitive": "path_length accepts 'LSTM' (the contract defines only 'lstm' and 'attention')",
+}
 
 
 def folders(kind: str) -> list[Path]:
@@ -32,9 +42,11 @@ def bug_of(folder: Path) -> tuple[str, str, str]:
 
 
 def exercises_of(folder: Path) -> str:
-    """The exercises a corpus submission is graded on: all five for a correct style, the
-    bug's own for a bug."""
-    return DEFAULT if folder.parent.name == "correct" else bug_of(folder)[0]
+    """The exercises a corpus submission is graded on: every exercise whose file a correct
+    style holds, the bug's own for a bug."""
+    if folder.parent.name != "correct":
+        return bug_of(folder)[0]
+    return ",".join(ex.id for ex in contract.EXERCISES if (folder / ex.filename).is_file())
 
 
 def _names(function: str) -> set[str]:
@@ -45,20 +57,34 @@ def _names(function: str) -> set[str]:
 
 def problem_of(folder: Path, results) -> str:
     """What is wrong with how a corpus submission was graded; "" when its verdict holds
-    (tests/test_student_corpus.py, ``bench/seed_sweep.py --kinds student``)."""
+    (tests/test_student_corpus.py, ``bench/seed_sweep.py --kinds student``). A bug that breaks
+    only a rule beyond the contract (:data:`BEYOND_CONTRACT`) must lose nothing and fail a
+    0-point note about its function instead."""
     failed = [t for t in results.tests if not t.passed]
+    lost = [t for t in failed if t.score < t.max_score]
     if folder.parent.name == "correct":
-        if results.score == results.max_score == 100:
+        total = sum(contract.BY_ID[ex].points for ex in exercises_of(folder).split(","))
+        if results.score == results.max_score == total:
             return ""
-        return f"{folder.name}, a correct style, lost points: {[(t.name, t.output[:300]) for t in failed]}"
+        return f"{folder.name}, a correct style, lost points: {[(t.name, t.output[:300]) for t in lost]}"
     exercise, function, description = bug_of(folder)
-    if not failed:
-        return f"{folder.name} ({description}) kept full marks: a missing hidden test"
     covers = covers_by_result_name()
     names = _names(function)
-    about = [t.name for t in failed
-             if names & {c.split(":")[0] for c in covers.get(t.name, set())}
-             or any(re.search(rf"\b{re.escape(n)}\b", t.name) for n in names)]
-    if not about:
+
+    def about(tests) -> list[str]:
+        return [t.name for t in tests
+                if names & {c.split(":")[0] for c in covers.get(t.name, set())}
+                or any(re.search(rf"\b{re.escape(n)}\b", t.name) for n in names)]
+
+    if folder.name in BEYOND_CONTRACT:
+        if lost:
+            return (f"{folder.name} breaks a rule the contract does not make ({BEYOND_CONTRACT[folder.name]}) "
+                    f"but lost points: {[(t.name, t.output[:300]) for t in lost]}")
+        if not about([t for t in failed if NOTE_PREFIX in t.name]):
+            return f"{folder.name}: no 0-point note about {function} failed: {[t.name for t in failed]}"
+        return ""
+    if not lost:
+        return f"{folder.name} ({description}) kept full marks: a missing hidden test"
+    if not about(lost):
         return f"{folder.name}: the bug is in {function} but no failing test is about it: {[t.name for t in failed]}"
     return ""

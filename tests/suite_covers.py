@@ -22,42 +22,21 @@ from functools import lru_cache
 from pathlib import Path
 
 from autograder import contract
+from autograder.records import TestRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_COLLECT = r"""
-import json, sys
-import pytest
-from autograder import contract
-from autograder.grading import pytest_args
-from autograder.plugin import exercise_of, title_of
-
-class Recorder:
-    def __init__(self):
-        self.found = []
-    def pytest_collection_modifyitems(self, items):
-        for item in items:
-            marker = item.get_closest_marker("covers")
-            self.found.append([exercise_of(item), title_of(item), item.nodeid,
-                               list(marker.args) if marker else None])
-
-rec = Recorder()
-code = pytest.main(pytest_args(contract.EXERCISES, "--collect-only"), plugins=[rec])
-print("@@" + json.dumps(rec.found))
-sys.exit(0 if code == 0 else 1)
-"""
-
 
 @lru_cache(maxsize=1)
-def collected() -> tuple[tuple[str, str, str, tuple[str, ...] | None], ...]:
-    """(exercise id, title, node id, covers marker args or None) for every suite test."""
-    proc = subprocess.run([sys.executable, "-c", _COLLECT], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@")), None)
-    if proc.returncode or line is None:
+def records() -> tuple[TestRecord, ...]:
+    """The engine's record of every test of every suite (:func:`autograder.grading.collect`, the
+    one collection pass grading, ``check`` and the coverage matrix read), made once per session
+    in a fresh interpreter: ``python -m autograder.coverage --json``."""
+    proc = subprocess.run([sys.executable, "-m", "autograder.coverage", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode:
         raise RuntimeError(f"collecting the suites failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return tuple((ex, title, node, None if cov is None else tuple(cov))
-                 for ex, title, node, cov in json.loads(line[2:]))
+    return tuple(TestRecord.from_json(r) for r in json.loads(proc.stdout))
 
 
 def names_in_title(exercise_id: str, title: str) -> set[str]:
@@ -66,26 +45,22 @@ def names_in_title(exercise_id: str, title: str) -> set[str]:
     return {n for n in names if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", title)}
 
 
-def is_public(node: str) -> bool:
-    return "/public/" in node
-
-
-def covers_of(exercise_id: str, title: str, marker: tuple[str, ...] | None) -> set[str]:
-    """A hidden test's ``covers`` marker; only a public test (shipped to students as it is,
+def covers_of(record: TestRecord) -> set[str]:
+    """A hidden test's ``covers`` markers; only a public test (shipped to students as it is,
     without kit markers) is read from its title. ``tests/test_coverage_matrix.py`` requires
     the marker on every hidden test, so editing a docstring never changes what is verified."""
-    return set(marker) if marker is not None else names_in_title(exercise_id, title)
+    return set(record.covers) if record.covers or not record.public else names_in_title(record.exercise, record.title)
 
 
 def hidden_without_covers() -> list[str]:
     """Node ids of hidden tests that carry no ``covers`` marker (there must be none)."""
-    return [node for _ex, _title, node, marker in collected() if marker is None and not is_public(node)]
+    return [r.nodeid for r in records() if not r.covers and not r.public]
 
 
 @lru_cache(maxsize=1)
 def covers_by_result_name() -> dict[str, set[str]]:
     """``"ex4 · <title>"`` (a result's name) -> what that test covers."""
-    return {f"{ex} · {title}": covers_of(ex, title, marker) for ex, title, _, marker in collected()}
+    return {r.name: covers_of(r) for r in records()}
 
 
 # --------------------------------------------------------------------------- mutants

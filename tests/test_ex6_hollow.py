@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder import contract
-from kit import SUBMISSIONS, grade_folder, make_submission
+from helpers import SUBMISSIONS, grade_folder, make_submission
 
 HOLLOW = sorted((SUBMISSIONS / "ex6" / "hollow").glob("*.py"))
 MOST = 1.5

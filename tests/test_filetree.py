@@ -12,29 +12,13 @@ from pathlib import Path
 import pytest
 
 from autograder import filetree, intake, jobs
+from helpers import deep_chain
 from autograder.batching import cluster, discovery, resume
 from autograder.sandbox import isolation, users
 
 IS_ROOT = os.geteuid() == 0
 LONG = "d" * 200                       # 3000 of them: a path of 600 KB, far past PATH_MAX
 PAST_RECURSION = sys.getrecursionlimit() + 100      # deeper than any recursive walk can go
-
-
-def deep_chain(base: Path, depth: int, name: str = "d", leaf: str = "leaf.txt") -> Path:
-    """``base/name/name/…`` ``depth`` folders deep (made relative to descriptors: no path is
-    ever that long), a file at the bottom; the top folder."""
-    base.mkdir(parents=True, exist_ok=True)
-    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(depth):
-            os.mkdir(name, dir_fd=fd)
-            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        os.close(os.open(leaf, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
-    finally:
-        os.close(fd)
-    return base / name
 
 
 @pytest.fixture

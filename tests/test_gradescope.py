@@ -255,10 +255,11 @@ def test_subset_build(scratch_root, tmp_path):
 
 
 def _hidden_suite_files() -> list[Path]:
-    """Everything in an exercise's suite folder except its public tests (and caches)."""
+    """Everything in an exercise's suite folder except its public tests, its registry row
+    (``exercise.py``: the check runtime's registry reads it) and caches."""
     return sorted(p for ex in contract.EXERCISES for p in (SUITES / ex.folder).rglob("*")
                   if p.is_file() and "public" not in p.relative_to(SUITES).parts
-                  and "__pycache__" not in p.parts)
+                  and p.name != "exercise.py" and "__pycache__" not in p.parts)
 
 
 def test_release_zip_holds_no_hidden_tests_reference_or_solutions(dist):

@@ -23,8 +23,8 @@ import pytest
 from autograder import batch, contract, filetree
 from autograder.batching import resume
 from graded_levels import IS_ROOT, LEVELS, grade, open_folder
-from test_filetree import deep_chain
-from test_hostile import render
+from helpers import deep_chain
+from hostile_cases import render
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "hostile_input"

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from source_rules import exercise_mentions, literal_seeds
+
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "autograder"
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
@@ -298,15 +300,23 @@ def test_shared_constants_are_defined_once(index):
 
 def kit_places(root: Path = ROOT) -> list[str]:
     """What docs/ARCHITECTURE.md must name: every module as its path under ``autograder/``
-    (``sandbox/limits.py``), every subpackage as ``name/``; an exercise's suite folder
-    (``suites/ex1_attention/``) stands for the test and helper files inside it."""
+    (``sandbox/limits.py``), every subpackage as ``name/``. The exercises are places of one
+    kind, named once: every exercise's folder by ``suites/<folder>/`` and its diagnosis module
+    by ``diagnosis/<id>.py`` (a new exercise needs no line of its own in the map)."""
+    from autograder import contract
+    folders = {ex.folder for ex in contract.discover(root / "autograder" / "suites")} \
+        if root == ROOT else set()
+    ids = {ex.id for ex in contract.EXERCISES} if root == ROOT else set()
     places = set()
     for path in (root / "autograder").rglob("*.py"):
         rel = path.relative_to(root / "autograder")
         if "__pycache__" in rel.parts:
             continue
         if rel.parts[0] == "suites" and len(rel.parts) > 2:
-            places.add(f"suites/{rel.parts[1]}/")
+            places.add("suites/<folder>/" if rel.parts[1] in folders else f"suites/{rel.parts[1]}/")
+            continue
+        if rel.parts[0] == "diagnosis" and rel.stem in ids:
+            places.add("diagnosis/<id>.py")
             continue
         if rel.name == "__init__.py":
             if len(rel.parts) > 1:
@@ -319,7 +329,7 @@ def kit_places(root: Path = ROOT) -> list[str]:
 def test_architecture_names_every_module_and_subpackage():
     text = ARCHITECTURE.read_text(encoding="utf-8")
     places = kit_places()
-    assert "sandbox/limits.py" in places and "interop/" in places and "suites/ex3_multihead/" in places
+    assert "sandbox/limits.py" in places and "interop/" in places and "suites/<folder>/" in places
     missing = [p for p in places if not re.search(rf"(?<![\w/]){re.escape(p)}", text)]
     assert not missing, f"docs/ARCHITECTURE.md does not place: {', '.join(missing)}"
 
@@ -430,3 +440,79 @@ def test_no_bare_dict_in_a_public_signature():
     say what they map (``dict[str, float]``)."""
     found = [hit for path in sorted(KIT.rglob("*.py")) for hit in _bare_dicts(path)]
     assert not found, f"bare dict in public signatures: {found}"
+
+
+# --------------------------------------------------------------------------- one folder per exercise
+
+def test_exercise_mentions_are_found():
+    from autograder.exercise import Exercise
+    ex = Exercise(id="ex7", folder="ex7_topic", module="topic", title="T", names=("solve_it", "softmax"))
+    source = ('"""ex7 in a docstring is fine."""\nimport reference.topic\nfrom autograder.suites.ex7_topic import common\n'
+              'HELP = "e.g. ex7"\nf(x).solve_it()\nBANS = ("softmax",)\nNAME = "topic"\n')
+    assert exercise_mentions(source, [ex], {"softmax"}) == [
+        "line 2: import reference.topic", "line 3: import autograder.suites.ex7_topic",
+        "line 4: 'e.g. ex7'", "line 5: .solve_it", "line 7: 'topic'"]
+
+
+def test_no_module_outside_the_exercise_folders_names_an_exercise():
+    """An exercise is its folder (``autograder/suites/<folder>/``: suite, registry row, contract
+    sentences, coverage rows, notes for ``check``) and its diagnosis module
+    (``autograder/diagnosis/<id>.py``); every other module of the kit reads the registry."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    from autograder import contract
+    library = {n for ex in contract.EXERCISES for n in ex.names
+               if any(hasattr(lib, n) for lib in (torch, F, np, torch.nn.Module, torch.Tensor))}
+    own = [contract.SUITES / ex.folder for ex in contract.EXERCISES] + \
+        [KIT / "diagnosis" / f"{ex.id}.py" for ex in contract.EXERCISES]
+    found = {}
+    for path in sorted(KIT.rglob("*.py")):
+        if "__pycache__" in path.parts or any(path == o or o in path.parents for o in own):
+            continue
+        hits = exercise_mentions(path.read_text(encoding="utf-8"), contract.EXERCISES, library)
+        if hits:
+            found[str(path.relative_to(ROOT))] = hits
+    assert not found, found
+
+
+# --------------------------------------------------------------------------- hidden inputs
+
+def test_literal_seeds_are_found():
+    source = ("import torch\nSEED = 0\ng = torch.Generator().manual_seed(SEED + 1)\ntorch.manual_seed(3)\n"
+              "rng = np.random.default_rng(seed=7)\nok = seeds.rng(4)\nnp.random.seed(5)\nfine = common.seed(6)\n")
+    assert literal_seeds(source) == ["line 2: SEED = 0", "line 4: torch.manual_seed(3)",
+                                     "line 5: np.random.default_rng(seed=7)", "line 7: np.random.seed(5)"]
+
+
+def test_hidden_tests_draw_no_literal_seeds():
+    """Hidden inputs come from ``autograder.seeds`` (the build's secret, the submission, the
+    test): a literal seed would give every submission the same, replayable inputs. Public tests
+    keep theirs (students reproduce them)."""
+    from autograder import contract
+    found = {}
+    for ex in contract.EXERCISES:
+        for path in sorted((contract.SUITES / ex.folder).rglob("*.py")):
+            if "public" in path.relative_to(contract.SUITES / ex.folder).parts:
+                continue
+            hits = literal_seeds(path.read_text(encoding="utf-8"))
+            if hits:
+                found[str(path.relative_to(ROOT))] = hits
+    assert not found, found
+
+
+# --------------------------------------------------------------------------- the kit's tests
+
+def test_no_test_file_is_imported_as_a_library():
+    """What several test files share lives in a module of its own (helpers.py, gradings.py,
+    hostile_cases.py, student_corpus_cases.py, contract_corpus_cases.py, source_rules.py …):
+    importing a test file runs its collection-time code and ties files together."""
+    found = []
+    for path in sorted([*(ROOT / "tests").glob("*.py"), *(ROOT / "bench").glob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names
+                      if n.split(".")[0].startswith("test_")]
+    assert not found, found

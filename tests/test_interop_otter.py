@@ -120,3 +120,21 @@ def test_real_otter_run_matches_native_grader(tmp_path: Path):
         assert score / max_score == pytest.approx(native[name] / EX.points, abs=1e-4), name
     assert tool["solution"][0] == pytest.approx(EX.points) and tool["stub"][0] == 0
     assert all(0 < tool[name][0] < EX.points for name in BUGS)
+
+
+def test_an_export_removes_the_exercises_it_no_longer_builds(tmp_path: Path):
+    """A build for fewer exercises leaves no stale assignment of the others in dist/otter/ and
+    dist/nbgrader/source/ (a folder that is not an export is left alone)."""
+    from autograder.interop.nbgrader import export_nbgrader
+    first, second = contract.DEFAULT[0], contract.DEFAULT[2]
+    otter, nbgrader = tmp_path / "otter", tmp_path / "nbgrader"
+    export_otter(otter, (first, second), generate=False)
+    export_nbgrader(nbgrader, (first, second))
+    (otter / "notes").mkdir()
+    (nbgrader / "source" / "notes").mkdir()
+    assert (otter / second.folder / "otter_config.json").is_file()
+    assert (nbgrader / "source" / second.folder / second.notebook).is_file()
+    export_otter(otter, (first,), generate=False)
+    export_nbgrader(nbgrader, (first,))
+    assert sorted(p.name for p in otter.iterdir()) == sorted([first.folder, "notes"])
+    assert sorted(p.name for p in (nbgrader / "source").iterdir()) == sorted([first.folder, "notes"])

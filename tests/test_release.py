@@ -184,73 +184,18 @@ def _load(path: Path):
     return module
 
 
-class _TinyLM(torch.nn.Module):
-    def forward(self, ids):
-        return torch.zeros(*ids.shape, 5)
-
-
-class _TinyClassifier(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed = torch.nn.Embedding(6, 4)
-        self.head = torch.nn.Linear(4, 6)
-
-    def embed_inputs(self, tokens):
-        return self.embed(tokens)
-
-    def classify(self, x):
-        return self.head(x[:, -1])
-
-    def forward(self, tokens):
-        return self.classify(self.embed_inputs(tokens))
-
-
-def _exercise_calls() -> dict:
-    """Tables of exercises added later: ``tests/submissions/<id>/stub_calls.py`` defines
-    ``CALLS`` in the format of :func:`_calls` (docs/ADDING_AN_EXERCISE.md)."""
+def _calls() -> dict:
+    """Valid arguments for every contract name: ``name -> (args, forward_args or None)``, from
+    each exercise's ``stub_calls.py`` in its corpus folder (``tests/submissions/<id>/``: the
+    scaffold writes it; docs/ADDING_AN_EXERCISE.md, step 4)."""
     out: dict = {}
     for ex in EXERCISES:
-        path = Path(__file__).resolve().parent / "submissions" / ex.id / "stub_calls.py"
+        path = ex.corpus_folder(ROOT) / "stub_calls.py"
         if path.is_file():
             namespace: dict = {"__name__": f"stub_calls_{ex.id}"}
             exec(compile(path.read_text(), str(path), "exec"), namespace)
             out.update(namespace["CALLS"])
     return out
-
-
-def _calls():
-    """Valid arguments for every contract name: ``name -> (args, forward_args or None)``."""
-    a = np.arange(6, dtype=float).reshape(2, 3) / 10
-    t = torch.arange(6, dtype=torch.float64).reshape(1, 2, 3) / 10
-    tokens = torch.tensor([[1, 2, 3, 4, 5], [5, 4, 3, 2, 1]])
-    labels = tokens[:, 0].clone()
-    return {
-        "softmax": ((a,), None),
-        "scaled_dot_product_attention_np": ((a, a, a), None),
-        "attention_backward_np": ((a, a, a, a), None),
-        "numerical_gradient": ((lambda x: float(np.sum(x)), a), None),
-        "scaled_dot_product_attention": ((t, t, t), None),
-        "plot_attention": ((np.eye(2), ["a", "b"], ["a", "b"]), None),
-        "plot_attention_heads": ((np.full((2, 2, 2), 0.5), ["a", "b"]), None),
-        "top_attended": ((np.eye(2), ["a", "b"]), None),
-        "split_heads": ((torch.zeros(1, 3, 4), 2), None),
-        "combine_heads": ((torch.zeros(1, 2, 3, 2),), None),
-        "MultiHeadAttention": ((4, 2), (torch.zeros(1, 3, 4),) * 3),
-        "create_causal_mask": ((3,), None),
-        "create_padding_mask": ((torch.tensor([2, 3]), 3), None),
-        "combine_masks": ((torch.ones(3, 3, dtype=torch.bool), torch.ones(2, 3, dtype=torch.bool)), None),
-        "causal_self_attention": ((torch.zeros(1, 3, 4), torch.zeros(4, 2), torch.zeros(4, 2),
-                                   torch.zeros(4, 2)), None),
-        "attend_next": ((torch.zeros(1, 2), torch.zeros(1, 3, 2), torch.zeros(1, 3, 2)), None),
-        "greedy_generate": ((_TinyLM(), torch.ones(1, 2, dtype=torch.long), 2), None),
-        "make_recall_dataset": ((4, 5, 6, 0), None),
-        "LSTMClassifier": ((6, 4, 6), (tokens,)),
-        "AttentionClassifier": ((6, 4, 6, 5), (tokens,)),
-        "input_gradient_norms": ((_TinyClassifier(), tokens, labels), None),
-        "path_length": (("lstm", 5), None),
-        "train": ((_TinyClassifier(), tokens, labels, 1), None),
-        "accuracy": ((_TinyClassifier(), tokens, labels), None),
-    } | _exercise_calls()
 
 
 def test_the_argument_table_covers_the_contract():
@@ -336,6 +281,8 @@ def _runtime_path_allowed(rel_path: str) -> bool:
         return rel_path not in _INSTRUCTOR_ONLY
     if len(parts) == 4 and parts[0] == "suites" and parts[2] == "public":
         return parts[1] in {ex.folder for ex in EXERCISES} and parts[3].endswith(".py")
+    if len(parts) == 3 and parts[0] == "suites" and parts[2] == "exercise.py":     # the registry row
+        return parts[1] in {ex.folder for ex in EXERCISES}
     return len(parts) == 2 and parts[0] == "diagnosis" and parts[1].endswith(".py")
 
 
@@ -363,7 +310,8 @@ def test_nothing_from_reference_or_autograder_is_released(release):
                  and not (p.is_relative_to(suites) and "public" in p.parts)}
     hidden = {d: p for d, p in kit_files.items()
               if p.is_relative_to(ROOT / "reference")
-              or (p.is_relative_to(suites) and p.parent != suites)          # hidden suite files
+              or (p.is_relative_to(suites) and p.parent != suites          # hidden suite files
+                  and p.name != "exercise.py")                              # (the registry row ships)
               or (p.parent.name == "diagnosis" and p.name != "__init__.py"
                   and _imports_reference_unguarded(p.read_text()))
               or p.is_relative_to(ROOT / "autograder" / "packaging")}

@@ -4,6 +4,8 @@ Corpus layout (one case per file, named after what it does):
 
     tests/submissions/<exercise id>/mutants/<case>.diff      the bug, as a patch of the solution
     tests/submissions/<exercise id>/alternatives/<case>.py   a whole, differently written file
+    (``Exercise.corpus_folder``: the registry finds each exercise's; they stay with the kit's
+    tests, never inside the exercise's suite folder, which the Gradescope zip and the wheel ship)
 
 A mutant's first line is ``# expect-fail: <words>``: ``<words>`` is a substring of the name
 of a test that must fail (several: separate with `|`, each must match a failing test). A
@@ -24,15 +26,17 @@ from autograder import contract
 from helpers import ROOT, SUBMISSIONS, failed_titles
 from mutants import PatchError, apply_patch, as_submitted, expected_failures, make_patch, mutant_source
 from hints import Verdict, mutant_labels, verdict, wrong_ones
-from suite_covers import collected, covers_by_result_name, covers_of, justified, mutant_breaks
+from suite_covers import covers_by_result_name, covers_of, justified, mutant_breaks, records
 
 RIGHT_SHARE = 0.90                  # at least this share of mutants get the right likely cause
 
 
 def _cases(kind: str, suffix: str) -> list:
+    """Every exercise's ``kind`` cases, found through the registry (``Exercise.corpus_folder``)."""
     out = []
-    for path in sorted(SUBMISSIONS.glob(f"ex*/{kind}/*{suffix}")):
-        out.append(pytest.param(path, id=f"{path.parent.parent.name}-{path.stem}"))
+    for ex in contract.EXERCISES:
+        for path in sorted((ex.corpus_folder(ROOT) / kind).glob(f"*{suffix}")):
+            out.append(pytest.param(path, id=f"{ex.id}-{path.stem}"))
     return out
 
 
@@ -103,13 +107,13 @@ def test_most_mutants_get_the_right_hint(graded):
 def test_every_suite_test_says_what_it_covers():
     """Each test covers contract names or ``name:property`` (from its covers marker, else its
     title), so the blame check above has something to check."""
-    for ex_id, title, node, marker in collected():
-        names = contract.BY_ID[ex_id].names
-        cov = covers_of(ex_id, title, marker)
-        assert cov, f"{node}: add @pytest.mark.covers(...) or name the function in the title"
+    for record in records():
+        names = contract.BY_ID[record.exercise].names
+        cov = covers_of(record)
+        assert cov, f"{record.nodeid}: add @pytest.mark.covers(...) or name the function in the title"
         for name in cov:
             assert name == "rules" or name.split(":")[0].split(".")[0] in names, \
-                f"{node}: unknown covers name {name!r}"
+                f"{record.nodeid}: unknown covers name {name!r}"
 
 
 def _given_names(path: Path) -> set[str]:
@@ -141,8 +145,8 @@ def test_alternative_style_gets_full_marks(path: Path, graded):
 
 @pytest.mark.parametrize("ex", contract.EXERCISES, ids=lambda ex: ex.id)
 def test_corpus_covers_every_exercise(ex):
-    mutants = sorted((SUBMISSIONS / ex.id / "mutants").glob("*.diff"))
-    assert len(mutants) >= 10 and len(list((SUBMISSIONS / ex.id / "alternatives").glob("*.py"))) >= 2
+    mutants = sorted((ex.corpus_folder(ROOT) / "mutants").glob("*.diff"))
+    assert len(mutants) >= 10 and len(list((ex.corpus_folder(ROOT) / "alternatives").glob("*.py"))) >= 2
     solution = as_submitted((ROOT / "solutions" / ex.folder / ex.filename).read_text())
     for path in mutants:                     # every patch still applies, and changes something
         assert mutant_source(path) != solution, path.name

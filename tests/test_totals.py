@@ -9,7 +9,9 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -188,3 +190,26 @@ def test_build_points_zip_adds_up(tmp_path):
         tests = [t for t in data["tests"] if t["tags"] == [ex_id]]
         assert _exact_sum(t["max_score"] for t in tests) == Decimal(expected)
     assert "ex3 Multi-head attention: 7 / 7" in proc.stdout
+
+
+def test_build_points_reach_the_release_check_text(tmp_path):
+    """`build --points ex1=30`: the release it zips tells students, through `check`, what the
+    public tests are worth out of 30 (not out of the exercise's own 20)."""
+    out = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "autograder", "build", "--only", "release", "--exercises", "ex1,ex3",
+                    "--points", "ex1=30", "--out", str(out)], cwd=ROOT, check=True, capture_output=True,
+                   timeout=600)
+    with zipfile.ZipFile(out / "release.zip") as archive:
+        archive.extractall(tmp_path / "release")
+    release = tmp_path / "release" / "assignments"
+    worth = json.loads((release / "autograder" / "suites" / "public_worth.json").read_text())
+    assert (worth["ex1"]["points"], worth["ex3"]["points"]) == (30.0, 20.0)
+    for ex in contract.select("ex1,ex3"):
+        shutil.copy(ROOT / "solutions" / ex.folder / ex.filename, release / ex.folder / ex.filename)
+    proc = subprocess.run([sys.executable, "-m", "autograder", "check"], cwd=release,
+                          env={**os.environ, "PYTHONPATH": str(release), "MPLBACKEND": "Agg"},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert re.search(r"worth [\d.]+ of ex1's 30 points", proc.stdout), proc.stdout
+    assert re.search(r"worth [\d.]+ of ex3's 20 points", proc.stdout), proc.stdout
+    assert "of the 50 points of the real grade" in proc.stdout, proc.stdout

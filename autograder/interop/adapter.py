@@ -84,8 +84,7 @@ def collect_tests(exercise_id: str) -> list[TestInfo]:
         return []
     with contextlib.redirect_stdout(io.StringIO()):
         collected = grading.collect((ex,), _NO_FAULTHANDLER)
-    return [TestInfo(nodeid, r.exercise, r.title, r.max_score, r.visibility == "visible")
-            for nodeid, r in collected]
+    return [TestInfo(r.nodeid, r.exercise, r.title, r.points, r.public) for r in collected]
 
 
 def groups(exercise_id: str) -> dict[str, list[TestInfo]]:

@@ -170,8 +170,12 @@ def export_nbgrader(out: Path, exercises: tuple[contract.Exercise, ...] | None =
         scale = (points or {}).get(ex.id, ex.points) / ex.points
         path.write_text(dump_notebook(notebook_for(ex, root, scale)), encoding="utf-8")
         written.append(path)
+    from autograder.packaging.build import remove_stale
+    remove_stale(out / "source", [p.parent.name for p in written],
+                 lambda folder: any(folder.glob("*.ipynb")))
     (out / "nbgrader_config.py").write_text(CONFIG, encoding="utf-8")
-    (out / "README.md").write_text(README, encoding="utf-8")
+    first = (exercises or contract.DEFAULT or contract.EXERCISES)[0]
+    (out / "README.md").write_text(README.format(folder=first.folder, notebook=first.notebook), encoding="utf-8")
     return written + [out / "nbgrader_config.py", out / "README.md"]
 
 
@@ -189,9 +193,9 @@ One nbgrader assignment per exercise: `source/<exercise folder>/<module>.ipynb`.
 call the installed `autograder` package, which must be importable in the grading kernel.
 
     cd dist/nbgrader
-    nbgrader generate_assignment ex1_attention          # release/ex1_attention/attention.ipynb
-    # collect submissions into submitted/<student>/ex1_attention/attention.ipynb, then
-    nbgrader autograde ex1_attention
+    nbgrader generate_assignment {folder}          # release/{folder}/{notebook}
+    # collect submissions into submitted/<student>/{folder}/{notebook}, then
+    nbgrader autograde {folder}
     nbgrader export                                     # totals; per-cell scores: the gradebook
 
 Student code runs in the same kernel as the tests and can read the kit's files; use the

@@ -131,12 +131,16 @@ def export_otter(out: Path, exercises: tuple[contract.Exercise, ...] | None = No
                  root: Path | None = None, points: dict[str, float] | None = None,
                  generate: bool = True) -> list[Path]:
     from autograder import repo_root
+    from autograder.packaging.build import remove_stale
     root = root or repo_root()
     written: list[Path] = []
+    built: list[str] = []
     for ex in exercises or contract.DEFAULT:
         if adapter.collect_tests(ex.id):
             written += export_exercise(ex, Path(out) / ex.folder, root,
                                        total=(points or {}).get(ex.id), generate=generate)
+            built.append(ex.folder)
+    remove_stale(Path(out), built, lambda folder: (folder / "otter_config.json").is_file())
     return written
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,18 @@ EXPORTS: list[ExportStep] = [
 ]
 
 
+def remove_stale(folder: Path, kept: Iterable[str], is_export: Callable[[Path], bool]) -> list[Path]:
+    """Remove the per-exercise exports in ``folder`` that this build did not write: every
+    sub-folder that ``is_export`` recognises as one and whose name is not in ``kept`` (a
+    previous build's exercise that is no longer built). Anything else there is left alone."""
+    kept = set(kept)
+    stale = sorted(p for p in Path(folder).iterdir() if p.is_dir() and p.name not in kept and is_export(p)) \
+        if Path(folder).is_dir() else []
+    for path in stale:
+        shutil.rmtree(path)
+    return stale
+
+
 # --------------------------------------------------------------------------- command
 
 
@@ -117,10 +130,11 @@ def build(ctx: BuildContext, only: Iterable[str] | None = None) -> BuildContext:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--exercises", default=None, help="comma list, e.g. ex1,ex3 (default: all)")
+    p.add_argument("--exercises", default=None, help=f"comma list, e.g. {','.join(contract.example_ids())} (default: all)")
     p.add_argument("--points", default=None,
-                   help="override exercise totals in the Gradescope zip, e.g. ex1=30,ex3=20 "
-                        "(default: `points` in autograder/contract.py)")
+                   help="override exercise totals in this build, e.g. "
+                        f"{','.join(f'{i}={20 + 10 * n}' for n, i in enumerate(contract.example_ids()))} "
+                        "(default: each exercise's `points`, in its suites/<folder>/exercise.py)")
     p.add_argument("--out", default="dist", help="output folder (default: dist)")
     p.add_argument("--only", default=None,
                    help="comma list of exports: " + ", ".join(f"{s.name} ({s.writes})" for s in EXPORTS))

@@ -27,6 +27,7 @@ def _softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("softmax/sums-to-one", "softmax/stable")
 def test_public_softmax_rows_sum_to_one(student):
     """softmax: each row is non-negative, sums to 1, and survives entries of 1e4"""
     x = np.array([[1.0, 2.0, 3.0], [1e4, 0.0, -1e4]])
@@ -41,6 +42,7 @@ def test_public_softmax_rows_sum_to_one(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("attention", "scaled_dot_product_attention_np/shapes")
 def test_public_attention_np_hand_computed(student):
     """scaled_dot_product_attention_np: a 1-query example computed by hand"""
     Q = np.array([[2.0, 0.0]])                   # d_k = 2, so scores are divided by sqrt(2)
@@ -61,6 +63,7 @@ def test_public_attention_np_hand_computed(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("conventions/masks", "attention/signature")
 def test_public_mask_true_means_may_attend(student):
     """scaled_dot_product_attention_np and scaled_dot_product_attention: True means may attend, masked weights are exactly 0"""
     rng = np.random.default_rng(0)
@@ -110,6 +113,7 @@ def _value_mistakes(mask: np.ndarray, raw: np.ndarray) -> dict:
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("scaled_dot_product_attention/torch", "conventions/dtype")
 def test_public_torch_keeps_dtype(student):
     """scaled_dot_product_attention keeps float32 and has the right shapes (finite values)"""
     g = torch.Generator().manual_seed(0)
@@ -129,6 +133,7 @@ def test_public_torch_keeps_dtype(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("numerical_gradient/central-differences")
 def test_public_numerical_gradient_of_a_quadratic(student, support):
     """numerical_gradient of f(x) = Σ x² is 2x"""
     x = np.array([[1.0, -2.0], [0.5, 3.0]])

@@ -24,6 +24,7 @@ def _rows_cause(w: torch.Tensor) -> Cause | None:
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("split_heads/features")
 def test_public_split_heads_layout(student):
     """public: split_heads gives head i the features i·d_head … (i+1)·d_head − 1"""
     x = torch.arange(12.0).reshape(1, 2, 6)          # 1 batch, 2 tokens, d_model = 6
@@ -38,6 +39,7 @@ def test_public_split_heads_layout(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("combine_heads/inverse")
 def test_public_round_trip(student):
     """public: combine_heads(split_heads(x, h)) == x (uses both split_heads and combine_heads)"""
     x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(0))
@@ -50,6 +52,7 @@ def test_public_round_trip(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("MultiHeadAttention/structure", "MultiHeadAttention.forward/shapes")
 def test_public_module(student, support):
     """public: MultiHeadAttention: parameters W_q, W_k, W_v, W_o; output and weight shapes; rows sum to 1"""
     model = student.multihead.MultiHeadAttention(8, 2)
@@ -69,6 +72,7 @@ def test_public_module(student, support):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("MultiHeadAttention.forward/mask", "conventions/masks")
 def test_public_mask(student):
     """public: MultiHeadAttention: masked keys (mask False) get weight 0"""
     model = student.multihead.MultiHeadAttention(4, 2)
@@ -88,6 +92,7 @@ def test_public_mask(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("MultiHeadAttention/raises")
 def test_public_value_error(student):
     """public: MultiHeadAttention(10, 3) raises ValueError; MultiHeadAttention(9, 3) works"""
     try:

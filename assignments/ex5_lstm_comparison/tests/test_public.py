@@ -17,6 +17,7 @@ import torch
 
 @pytest.mark.public
 @pytest.mark.points(0.5)
+@pytest.mark.contract("make_recall_dataset/recipe")
 def test_public_dataset(student):
     """public: make_recall_dataset shapes, dtype, range, labels = first tokens, seeds"""
     tokens, labels = student.lstm_vs_attention.make_recall_dataset(10, 6, 4, 0)
@@ -39,6 +40,7 @@ def test_public_dataset(student):
 
 @pytest.mark.public
 @pytest.mark.points(0.5)
+@pytest.mark.contract("path_length/steps", "path_length/signature")
 def test_public_path_length(student):
     """public: path_length for a few lengths"""
     for n, lstm in ((1, 0), (5, 4), (32, 31)):
@@ -50,6 +52,7 @@ def test_public_path_length(student):
 
 @pytest.mark.public
 @pytest.mark.points(0.5)
+@pytest.mark.contract("LSTMClassifier/structure", "AttentionClassifier/structure", "LSTMClassifier/methods")
 def test_public_models(student):
     """public: LSTMClassifier and AttentionClassifier have the spec's parameters and return (B, num_classes) logits"""
     module = student.lstm_vs_attention
@@ -82,6 +85,7 @@ def test_public_models(student):
 
 @pytest.mark.public
 @pytest.mark.points(0.5)
+@pytest.mark.contract("input_gradient_norms/norms", "train/procedure", "accuracy/fraction")
 def test_public_gradients_training_accuracy(student):
     """public: input_gradient_norms shape, train's losses, accuracy's range (on your AttentionClassifier)"""
     module = student.lstm_vs_attention         # (the grader seeds your code's RNGs before each test)

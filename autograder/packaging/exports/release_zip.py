@@ -14,10 +14,12 @@ from autograder.packaging.release.sync import existing_files, is_runtime
 from autograder.packaging.zips import write_zip
 
 
-def release_files(root: Path, exercises: Iterable[contract.Exercise]) -> dict[str, bytes]:
+def release_files(root: Path, exercises: Iterable[contract.Exercise],
+                  points: dict[str, float] | None = None) -> dict[str, bytes]:
     """The student release: ``assignments/`` as it is on disk (all exercises) with the check
     runtime freshly generated from the kit, or for a subset the release generated for those
-    exercises alone.
+    exercises alone. ``points`` (``build --points``): the totals ``check`` tells students,
+    written into the runtime's ``public_worth.json``.
 
     Fails if ``assignments/`` is out of date with ``solutions/`` (files the release generator
     does not write are kept: they are part of what ``assignments/`` contains).
@@ -32,16 +34,23 @@ def release_files(root: Path, exercises: Iterable[contract.Exercise]) -> dict[st
                            + "); run `python -m autograder release` first")
     if set(exercises) == set(contract.EXERCISES):
         files = {p: d for p, d in existing_files(assignments).items() if not is_runtime(p)}
-        return files | {p: d for p, d in full.encoded().items() if is_runtime(p)}
-    # A subset: the generator decides what a release of those exercises holds (their folders,
-    # their part of any shared runtime, an overview listing only them).
-    return build_release(root, [ex.id for ex in exercises]).encoded()
+        files |= {p: d for p, d in full.encoded().items() if is_runtime(p)}
+    else:
+        # A subset: the generator decides what a release of those exercises holds (their
+        # folders, their part of any shared runtime, an overview listing only them).
+        files = build_release(root, [ex.id for ex in exercises]).encoded()
+    if points:
+        from autograder.packaging.release import student_runtime
+        for rel, text in student_runtime.worth_file(root, exercises, points).items():
+            if rel in files:
+                files[rel] = text.encode("utf-8")
+    return files
 
 
 def export(ctx) -> list[Path]:
     """Build step ``release`` (see :mod:`autograder.packaging.build`): ``dist/release.zip``
     holds the contents of ``assignments/``."""
-    files = release_files(ctx.root, ctx.exercises)
+    files = release_files(ctx.root, ctx.exercises, ctx.points)
     path = write_zip(ctx.out / "release.zip", {f"assignments/{rel}": data for rel, data in files.items()})
     ctx.say(f"release:    {path}  ({path.stat().st_size / 1e3:.0f} kB, {len(files)} files, "
             f"exercises {ctx.exercise_ids})")

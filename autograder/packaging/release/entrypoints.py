@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from autograder import contract
 from autograder.contract import Exercise
 
 LAUNCHER = '''"""{doc}
 
     python check.py            {default}
-    python check.py ex1 ex3    some exercises
+    python check.py {some}    some exercises
     python check.py all        every exercise
     python check.py -v         also show where the checker and Python are, and the isolation
 
@@ -75,11 +76,11 @@ if __name__ == "__main__":
     raise SystemExit(main())
 '''
 
-CONFTEST = '''"""`pytest` in this release runs the public tests on your files (generated; do not edit).
+_CONFTEST = '''"""`pytest` in this release runs the public tests on your files (generated; do not edit).
 
 The tests run through the same checker as `python check.py`: your file is loaded into a
 separate worker process, with a time limit on every call. Run `pytest` here, in an
-exercise folder (that exercise only), or `pytest ex1_attention` from here.
+exercise folder (that exercise only), or `pytest {folder}` from here.
 """
 import sys
 from pathlib import Path
@@ -91,15 +92,17 @@ if _ROOT not in sys.path:
 from autograder.student_pytest import (pytest_configure, pytest_runtestloop,  # noqa: E402,F401
                                        pytest_unconfigure)
 '''
+CONFTEST = _CONFTEST.replace("{folder}", contract.EXERCISES[0].folder if contract.EXERCISES else "<exercise folder>")
 
 
 def launcher(ex: Exercise | None) -> str:
     """``check.py`` for an exercise folder (``ex``) or the release folder (``None``)."""
+    some = " ".join(contract.example_ids())
     if ex is None:
         return LAUNCHER.format(doc="Check your exercises with the public tests, from this folder.",
-                               default="every exercise", exercise=None)
+                               default="every exercise", exercise=None, some=some)
     return LAUNCHER.format(doc=f"Check {ex.id} ({ex.filename}) with its public tests, from this folder.",
-                           default=f"{ex.id} ({ex.filename})", exercise=ex.id)
+                           default=f"{ex.id} ({ex.filename})", exercise=ex.id, some=some)
 
 
 def pytest_ini(exercises: Sequence[Exercise]) -> str:

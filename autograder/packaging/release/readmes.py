@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 from typing import Iterable, Sequence
 
+from autograder import contract
 from autograder.contract import Exercise
 
 ALLOWED_IMPORTS = "the standard library, `numpy`, `torch` and `matplotlib`"
@@ -121,7 +122,7 @@ and calls your code, a short README with the rules, and (where released) public 
 ## Working on an exercise
 
 ```bash
-cd {exercises[0].folder if exercises else "ex1_attention"}
+cd {exercises[0].folder if exercises else "<exercise folder>"}
 jupyter notebook
 ```
 
@@ -138,7 +139,7 @@ Linux, with a time limit on every call into your code:
 
   ```bash
   python check.py           # in an exercise folder: that exercise; here: every exercise
-  python check.py ex1 ex3   # some exercises (`all`: every one), from any folder holding check.py
+  python check.py {" ".join(contract.example_ids())}   # some exercises (`all`: every one), from any folder holding check.py
   python check.py -v        # also shows where the checker and Python are, and the isolation used
   ```
 

@@ -9,7 +9,8 @@ instructor's files. What it holds, and nothing else:
   ``grading``, ``check``, ``sandbox/``, ``suites/__init__``, ``suites/checks.py``,
   ``suites/pytest.ini``, ``diagnosis/__init__``, ``diagnosis/causes``;
 * ``cli.py``: a generated two-liner re-exporting :func:`autograder.check.main` (``check`` only);
-* each released exercise's public tests, in the kit's own layout
+* each released exercise's ``suites/<folder>/exercise.py`` (its registry row: the registry,
+  ``contract.py``, finds the exercises there) and its public tests, in the kit's own layout
   (``suites/<folder>/public/test_*.py``), so they run exactly as on the grader;
 * the ``support/`` helpers the public tests call (``support.<name>``), and the modules those
   import; ``support/__init__.py`` is generated to import only those. The rest (e.g. the
@@ -37,6 +38,7 @@ CORE = ("__init__.py", "__main__.py", "contract.py", "results.py", "textsafe.py"
         "diagnosis/__init__.py", "diagnosis/causes.py")
 CORE_GLOBS = ("intake/*.py", "sandbox/*.py")
 PUBLIC_PATTERNS = ("test_*.py", "conftest.py")
+REGISTRY_ROW = "exercise.py"          # an exercise's registry row, in its suite folder
 FORBIDDEN_IMPORTS = ("reference", "solutions", "tests")
 # Kit modules that never ship, even when the core names them (the instructor's commands).
 INSTRUCTOR_ONLY = frozenset({"batch", "cli", "gradebook", "packaging", "interop"})
@@ -82,6 +84,7 @@ def runtime_files(root: Path, exercises: Iterable[Exercise] = EXERCISES) -> tupl
     add("cli.py", CLI_SHIM)
     public: set[str] = set()
     for ex in exercises:
+        add(f"suites/{ex.folder}/{REGISTRY_ROW}")
         folder = kit / "suites" / ex.folder / "public"
         for pattern in PUBLIC_PATTERNS:
             for path in sorted(folder.glob(pattern)) if folder.is_dir() else []:
@@ -94,17 +97,21 @@ def runtime_files(root: Path, exercises: Iterable[Exercise] = EXERCISES) -> tupl
             {f"{PREFIX}/{rel}" for rel in public})
 
 
-def worth_file(root: Path, exercises: Iterable[Exercise] = EXERCISES) -> dict[str, str]:
+def worth_file(root: Path, exercises: Iterable[Exercise] = EXERCISES,
+               points: dict[str, float] | None = None) -> dict[str, str]:
     """``{"autograder/suites/public_worth.json": text}``: per exercise, the weight of its public
     tests and of all its tests, counted in ``root``'s suites (the runtime has only the public
-    ones), so that ``check`` can say what the public tests are worth in the real grade."""
+    ones), and its total in the real grade (``points``: a build's ``--points``, else the
+    exercise's own), so that ``check`` can say what the public tests are worth there."""
     from autograder.check import WORTH_FILE, count_weights
     exercises = [ex for ex in exercises if (root / PREFIX / "suites" / ex.folder).is_dir()]
     try:
         weights = count_weights(exercises, root / PREFIX / "suites") if exercises else {}
     except RuntimeError as exc:
         raise StudentRuntimeError(str(exc)) from None
-    data = {ex: {"public": round(w[0], 6), "all": round(w[1], 6)} for ex, w in sorted(weights.items())}
+    totals = {ex.id: float((points or {}).get(ex.id, ex.points)) for ex in exercises}
+    data = {ex: {"public": round(w[0], 6), "all": round(w[1], 6), "points": totals[ex]}
+            for ex, w in sorted(weights.items())}
     rel = WORTH_FILE.relative_to(WORTH_FILE.parents[1]).as_posix()        # suites/public_worth.json
     return {f"{PREFIX}/{rel}": json.dumps(data, indent=2, sort_keys=True) + "\n"}
 
@@ -213,7 +220,7 @@ def _verify(kit: Path, files: dict[str, str]) -> None:
         parts = PurePosixPath(rel).parts
         if PurePosixPath(rel).name in graded:
             problems.append(f"{rel}: named like a graded file")
-        if parts[0] == "suites" and len(parts) > 2 and parts[2] != "public":
+        if parts[0] == "suites" and len(parts) > 2 and parts[2] not in ("public", REGISTRY_ROW):
             problems.append(f"{rel}: a hidden suite file")
         if not rel.endswith(".py"):
             continue

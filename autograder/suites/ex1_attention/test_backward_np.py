@@ -31,6 +31,8 @@ def _check(student, dO, Q, K, V, mask=None):
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("attention_backward_np")
+@pytest.mark.contract("attention_backward_np/gradients", "attention_backward_np/signature", "scaled_dot_product_attention_np/shapes")
+@pytest.mark.covers("attention_backward_np:lead/0")
 def test_backward_unbatched(student):
     """attention_backward_np on unbatched inputs (n != m, d_k != d_v) matches the reference"""
     Q, K, V = common.qkv(20, (), n=3, m=5, d_k=4, d_v=2)
@@ -40,6 +42,8 @@ def test_backward_unbatched(student):
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("attention_backward_np")
+@pytest.mark.contract("attention_backward_np/gradients", "scaled_dot_product_attention_np/shapes")
+@pytest.mark.covers("attention_backward_np:lead/several")
 def test_backward_batched(student):
     """attention_backward_np on inputs with two leading dims matches the reference"""
     Q, K, V = common.qkv(22, (2, 2), n=4, m=3, d_k=2, d_v=5)
@@ -49,6 +53,8 @@ def test_backward_batched(student):
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("attention_backward_np")
+@pytest.mark.contract("attention_backward_np/gradients", "attention_backward_np/signature", "conventions/masks", "conventions/mask-shapes")
+@pytest.mark.covers("attention_backward_np:mask/(n, m)", "attention_backward_np:lead/1")
 def test_backward_masked(student):
     """attention_backward_np with a broadcast (n, m) mask matches the reference"""
     Q, K, V = common.qkv(24, (2,), n=4, m=6, d_k=3, d_v=3)
@@ -59,6 +65,8 @@ def test_backward_masked(student):
 
 @pytest.mark.covers("attention_backward_np:inputs", "attention_backward_np")   # a crash fails it too: "(and runs)"
 @pytest.mark.points(0.5)
+@pytest.mark.contract("conventions/inputs")
+@pytest.mark.covers("attention_backward_np:inputs/ndarray")
 def test_backward_leaves_inputs_unchanged(student, support):
     """attention_backward_np does not modify its inputs (and runs)"""
     Q, K, V = common.qkv(26, (2,), n=3, m=4, d_k=2, d_v=3)

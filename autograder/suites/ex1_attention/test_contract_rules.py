@@ -1,5 +1,5 @@
 """ex1 · the contract's general rules: inputs of every kind left alone, the device kept (meta
-tensors), every broadcastable mask shape (autograder/coverage_rows.py lists what each covers)."""
+tensors), every broadcastable mask shape (the exercise's rows in exercise.py list what each test covers)."""
 from __future__ import annotations
 
 import pytest
@@ -20,6 +20,7 @@ BACK = "attention_backward_np"
 @pytest.mark.parametrize("kind", [
     pytest.param(k, id=kind_id(k), marks=pytest.mark.covers(TORCH, f"{TORCH}:inputs/{k}"))
     for k in ("shared", "grad")])
+@pytest.mark.contract("conventions/inputs")
 def test_torch_inputs_unchanged_every_kind(student, support, kind):
     """torch attention leaves Q, K, V and the mask unchanged, whatever kind of tensor they are"""
     Q, K, V = common.qkv(60, (2,), n=3, m=4, d_k=2, d_v=3)
@@ -30,6 +31,7 @@ def test_torch_inputs_unchanged_every_kind(student, support, kind):
 
 @pytest.mark.covers(TORCH, f"{TORCH}:device")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("conventions/device")
 def test_torch_keeps_device(student, support):
     """torch attention keeps the device: on meta tensors it returns meta tensors of the input's dtype"""
     Q, K, V = common.to_torch(*common.qkv(61, (2,), n=3, m=5, d_k=4, d_v=2), dtype=torch.float32)
@@ -49,6 +51,7 @@ def _expect_np(student, Q, K, V, mask):
 
 @pytest.mark.covers(NP, f"{NP}:mask/(m,)")
 @pytest.mark.points(0.25)
+@pytest.mark.contract("conventions/masks", "conventions/mask-shapes")
 def test_np_key_mask_vector(student):
     """NumPy attention with a 1-D (m,) key mask, broadcast over queries and batch"""
     Q, K, V = common.qkv(62, (2,), n=3, m=5, d_k=3, d_v=2)
@@ -59,6 +62,7 @@ def test_np_key_mask_vector(student):
 @pytest.mark.parametrize("shape", [
     pytest.param(s, id=f"mask {label}", marks=pytest.mark.covers(BACK, f"{BACK}:mask/{label}"))
     for s, label in (((2, 1, 5), "(B, 1, m)"), ((2, 3, 5), "(B, n, m)"), ((5,), "(m,)"))])
+@pytest.mark.contract("attention_backward_np/gradients", "conventions/mask-shapes")
 def test_backward_mask_shapes(student, shape):
     """attention_backward_np with each broadcastable mask shape matches the reference"""
     Q, K, V = common.qkv(63, (2,), n=3, m=5, d_k=3, d_v=2)
@@ -78,6 +82,7 @@ def test_backward_mask_shapes(student, shape):
 @pytest.mark.parametrize("shape", [
     pytest.param(s, id=f"mask {label}", marks=pytest.mark.covers(TORCH, f"{TORCH}:mask/{label}"))
     for s, label in (((2, 3, 5), "(B, n, m)"), ((5,), "(m,)"))])
+@pytest.mark.contract("scaled_dot_product_attention/torch", "conventions/masks", "conventions/mask-shapes")
 def test_torch_mask_shapes(student, shape):
     """torch attention with each broadcastable mask shape: masked weights exactly 0"""
     Q, K, V = common.to_torch(*common.qkv(65, (2,), n=3, m=5, d_k=4, d_v=2))

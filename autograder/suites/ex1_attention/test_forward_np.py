@@ -26,6 +26,8 @@ def _check(student, Q, K, V, mask=None, *, rtol=RTOL, atol=ATOL):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("attention", "scaled_dot_product_attention_np/shapes")
+@pytest.mark.covers("scaled_dot_product_attention_np:lead/0")
 def test_np_unbatched_values(student):
     """NumPy attention on unbatched inputs (n != m, d_k != d_v) matches the reference"""
     Q, K, V = common.qkv(10, (), n=3, m=5, d_k=4, d_v=6)
@@ -33,6 +35,8 @@ def test_np_unbatched_values(student):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("attention", "scaled_dot_product_attention_np/shapes")
+@pytest.mark.covers("scaled_dot_product_attention_np:lead/1")
 def test_np_batched_values(student):
     """NumPy attention on batched inputs matches the reference"""
     Q, K, V = common.qkv(11, (2,), n=4, m=6, d_k=5, d_v=3)
@@ -40,6 +44,8 @@ def test_np_batched_values(student):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("attention", "scaled_dot_product_attention_np/shapes")
+@pytest.mark.covers("scaled_dot_product_attention_np:lead/several")
 def test_np_extra_leading_dims(student):
     """NumPy attention with two leading dims (batch, heads) matches the reference"""
     Q, K, V = common.qkv(12, (2, 3), n=5, m=4, d_k=3, d_v=2)
@@ -47,6 +53,7 @@ def test_np_extra_leading_dims(student):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("attention", "scaled_dot_product_attention_np/shapes")
 def test_np_weights_are_distributions(student):
     """NumPy attention weights are non-negative and each row sums to 1"""
     Q, K, V = common.qkv(13, (3,), n=4, m=7, d_k=8, d_v=2)
@@ -59,6 +66,8 @@ def test_np_weights_are_distributions(student):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("attention/signature", "conventions/masks", "conventions/mask-shapes")
+@pytest.mark.covers("scaled_dot_product_attention_np:mask/(n, m)")
 def test_np_mask_broadcast_over_batch(student):
     """NumPy attention with an (n, m) mask on batched inputs: masked weights exactly 0"""
     Q, K, V = common.qkv(14, (2,), n=4, m=5, d_k=3, d_v=4)
@@ -68,6 +77,8 @@ def test_np_mask_broadcast_over_batch(student):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("attention/signature", "conventions/masks", "conventions/mask-shapes")
+@pytest.mark.covers("scaled_dot_product_attention_np:mask/(B, 1, m)", "scaled_dot_product_attention_np:mask/(B, n, m)")
 def test_np_mask_per_batch_keys(student):
     """NumPy attention with a (B, 1, m) key mask and a full (B, n, m) mask"""
     Q, K, V = common.qkv(15, (3,), n=4, m=6, d_k=5, d_v=3)
@@ -80,6 +91,7 @@ def test_np_mask_per_batch_keys(student):
 
 
 @pytest.mark.points(0.5)
+@pytest.mark.contract("attention", "conventions/numpy-float64")
 def test_np_float32_inputs(student):
     """NumPy attention accepts float32 inputs"""
     Q, K, V = common.qkv(17, (2,), n=3, m=4, d_k=4, d_v=5, dtype=np.float32)
@@ -88,6 +100,8 @@ def test_np_float32_inputs(student):
 
 @pytest.mark.covers("scaled_dot_product_attention_np:inputs", "scaled_dot_product_attention_np")   # a crash fails it too: "(and runs)"
 @pytest.mark.points(0.5)
+@pytest.mark.contract("conventions/inputs")
+@pytest.mark.covers("scaled_dot_product_attention_np:inputs/ndarray")
 def test_np_leaves_inputs_unchanged(student, support):
     """NumPy attention does not modify Q, K, V or the mask (and runs)"""
     Q, K, V = common.qkv(18, (2,), n=3, m=4, d_k=2, d_v=3)

@@ -47,6 +47,7 @@ def _expect_gradient(grad, want, f_local, x, eps, inputs, rtol=1e-6):
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("numerical_gradient")
+@pytest.mark.contract("numerical_gradient/central-differences", "numerical_gradient/signature")
 def test_numerical_gradient_default_eps(student, support):
     """numerical_gradient matches central differences (default eps) on a non-separable f"""
     x = common.rng(30).normal(size=(2, 3))
@@ -59,6 +60,8 @@ def test_numerical_gradient_default_eps(student, support):
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("numerical_gradient")
+@pytest.mark.contract("numerical_gradient/central-differences", "numerical_gradient/signature")
+@pytest.mark.covers("numerical_gradient:args/eps")
 def test_numerical_gradient_uses_eps(student, support):
     """numerical_gradient uses the eps it is given"""
     x = common.rng(31).normal(size=(4,))
@@ -83,6 +86,8 @@ def _expect_steps_of_eps(records: list[dict], eps: float, inputs: str) -> None:
 @pytest.mark.points(1)
 @pytest.mark.parametrize("shape", [(2, 2, 2), (5,)], ids=["3-D x", "1-D x"])
 @pytest.mark.covers("numerical_gradient")
+@pytest.mark.contract("numerical_gradient/central-differences")
+@pytest.mark.covers("numerical_gradient:args/x of any shape")
 def test_numerical_gradient_any_shape(student, support, shape):
     """numerical_gradient works for x of any shape"""
     x = np.asarray(common.rng(32 + len(shape)).normal(size=shape), dtype=np.float64)
@@ -108,6 +113,8 @@ def _x_that_arithmetic_cannot_restore(eps: float, shape: tuple[int, ...] = (3, 2
 
 @pytest.mark.points(1)
 @pytest.mark.covers("numerical_gradient")
+@pytest.mark.contract("numerical_gradient/x-unchanged", "numerical_gradient/central-differences")
+@pytest.mark.covers("numerical_gradient:inputs/ndarray")
 def test_numerical_gradient_leaves_x_unchanged(student, support):
     """numerical_gradient leaves x unchanged and evaluates f at x ± eps·e_i"""
     eps = 1e-3

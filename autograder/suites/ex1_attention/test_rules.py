@@ -9,6 +9,8 @@ from autograder.suites.ex1_attention import common
 
 @pytest.mark.covers("rules", "scaled_dot_product_attention")
 @pytest.mark.points(1)
+@pytest.mark.contract("banned", "numpy-only")
+@pytest.mark.covers("softmax:banned", "scaled_dot_product_attention_np:banned", "attention_backward_np:banned", "numerical_gradient:banned", "scaled_dot_product_attention:banned")
 def test_no_banned_apis(student, submission):
     """attention is written by hand: no banned APIs, no torch in the NumPy functions (and scaled_dot_product_attention runs)"""
     Q, K, V = common.to_torch(*common.qkv(90, (), n=2, m=3, d_k=2, d_v=2))

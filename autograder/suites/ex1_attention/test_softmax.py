@@ -12,6 +12,7 @@ from autograder.suites.ex1_attention import common
 
 @pytest.mark.points(1)
 @pytest.mark.covers("softmax")
+@pytest.mark.contract("softmax/sums-to-one", "softmax/signature")
 def test_softmax_values_last_axis(student):
     """softmax along the last axis matches the reference"""
     x = common.rng(1).normal(size=(3, 4, 6)) * 3
@@ -26,6 +27,8 @@ def test_softmax_values_last_axis(student):
 @pytest.mark.points(1)
 @pytest.mark.parametrize("axis", [0, 1], ids=["axis=0", "axis=1"])
 @pytest.mark.covers("softmax")
+@pytest.mark.contract("softmax/sums-to-one", "softmax/signature")
+@pytest.mark.covers("softmax:args/axis")
 def test_softmax_along_axis(student, axis):
     """softmax normalises along the given axis of a 3-D array"""
     x = common.rng(2 + axis).normal(size=(4, 5, 3)) * 2
@@ -40,6 +43,7 @@ def test_softmax_along_axis(student, axis):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("softmax")
+@pytest.mark.contract("softmax/stable")
 def test_softmax_stable_for_large_entries(student):
     """softmax is numerically stable for entries of magnitude 1e4"""
     r = common.rng(4)
@@ -57,6 +61,7 @@ def test_softmax_stable_for_large_entries(student):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("softmax")
+@pytest.mark.contract("softmax/sums-to-one", "conventions/masked-fill")
 def test_softmax_shift_invariant_and_masked_entries(student):
     """softmax is shift-invariant and gives -inf entries probability 0"""
     x = common.rng(5).normal(size=(3, 5))
@@ -75,6 +80,8 @@ def test_softmax_shift_invariant_and_masked_entries(student):
 
 @pytest.mark.covers("softmax:inputs", "softmax")   # a crash fails it too: "(and runs)"
 @pytest.mark.points(0.5)
+@pytest.mark.contract("conventions/inputs")
+@pytest.mark.covers("softmax:inputs/ndarray")
 def test_softmax_leaves_input_unchanged(student, support):
     """softmax does not modify its input (and runs)"""
     x = common.rng(6).normal(size=(3, 4))

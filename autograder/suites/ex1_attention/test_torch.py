@@ -41,6 +41,8 @@ def _check(student, Q, K, V, mask=None):
 
 @pytest.mark.points(1.25)
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.contract("scaled_dot_product_attention/torch", "conventions/dtype")
+@pytest.mark.covers("scaled_dot_product_attention:dtype/float32", "scaled_dot_product_attention:dtype/float64", "scaled_dot_product_attention:lead/1")
 def test_torch_values_and_dtype(student, dtype):
     """torch attention matches the reference and keeps the dtype"""
     Q, K, V = common.to_torch(*common.qkv(40, (2,), n=4, m=6, d_k=5, d_v=3), dtype=dtype)
@@ -48,6 +50,8 @@ def test_torch_values_and_dtype(student, dtype):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("scaled_dot_product_attention/torch", "scaled_dot_product_attention_np/shapes")
+@pytest.mark.covers("scaled_dot_product_attention:lead/0", "scaled_dot_product_attention:lead/several")
 def test_torch_unbatched_and_leading_dims(student):
     """torch attention on unbatched inputs and on two leading dims"""
     Q, K, V = common.to_torch(*common.qkv(41, (), n=3, m=2, d_k=4, d_v=5))
@@ -58,6 +62,8 @@ def test_torch_unbatched_and_leading_dims(student):
 
 @pytest.mark.points(1.25)
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.contract("scaled_dot_product_attention/torch", "conventions/masks", "conventions/mask-shapes")
+@pytest.mark.covers("scaled_dot_product_attention:mask/(n, m)", "scaled_dot_product_attention:mask/(B, 1, m)")
 def test_torch_masks(student, dtype):
     """torch attention with broadcast boolean masks: masked weights exactly 0"""
     Q, K, V = common.to_torch(*common.qkv(43, (2,), n=4, m=5, d_k=3, d_v=4), dtype=dtype)
@@ -69,6 +75,8 @@ def test_torch_masks(student, dtype):
 
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("masked", [False, True], ids=["no mask", "mask"])
+@pytest.mark.contract("conventions/differentiable")
+@pytest.mark.covers("scaled_dot_product_attention:grad")
 def test_torch_differentiable(student, support, masked):
     """torch attention is differentiable: gradients w.r.t. Q, K, V match the reference"""
     Q, K, V = common.to_torch(*common.qkv(44 + masked, (2,), n=3, m=4, d_k=5, d_v=2))
@@ -101,6 +109,8 @@ def test_torch_differentiable(student, support, masked):
 
 @pytest.mark.covers("scaled_dot_product_attention:inputs", "scaled_dot_product_attention")   # a crash fails it too: "(and runs)"
 @pytest.mark.points(0.5)
+@pytest.mark.contract("conventions/inputs")
+@pytest.mark.covers("scaled_dot_product_attention:inputs/tensor")
 def test_torch_leaves_inputs_unchanged(student, support):
     """torch attention does not modify Q, K, V or the mask (and runs)"""
     Q, K, V = common.to_torch(*common.qkv(48, (2,), n=3, m=4, d_k=2, d_v=3))

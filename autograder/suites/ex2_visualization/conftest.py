@@ -126,8 +126,48 @@ def heads4(student, support):
 
 @pytest.fixture(scope="session")
 def heads2(student, support):
-    """plot_attention_heads(tensor (2, 3, 3) requiring grad, HEAD_TOKENS): default ncols=4, no title."""
-    w = weights(3, 3, seed="heads2", lead=(2,)).astype(np.float32)
+    """plot_attention_heads(W (2, 3, 3) NumPy, HEAD_TOKENS): default ncols=4, no title."""
+    w = weights(3, 3, seed="heads2", lead=(2,))
+    out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(w, HEAD_TOKENS))
+    return {"weights": w, "tokens": HEAD_TOKENS, "ncols": 4, "title": None, **out}
+
+
+@pytest.fixture(scope="session")
+def heads_tensor(student, support):
+    """plot_attention_heads(tensor (2, 3, 3) requiring grad, HEAD_TOKENS, ncols=2): a 0-point note's."""
+    w = weights(3, 3, seed="heads_tensor", lead=(2,)).astype(np.float32)
     t = torch.tensor(w, requires_grad=True)
-    out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(t, HEAD_TOKENS))
-    return {"weights": w.astype(np.float64), "tokens": HEAD_TOKENS, "ncols": 4, "title": None, **out}
+    out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(t, HEAD_TOKENS, ncols=2))
+    return {"weights": w.astype(np.float64), "tokens": HEAD_TOKENS, "ncols": 2, "title": None, **out}
+
+
+@pytest.fixture(scope="session")
+def one_query(student, support):
+    """plot_attention(W (1, 5) NumPy, one query token, KEYS): the smallest number of queries."""
+    w = weights(1, 5, seed="one_query")
+    out = _inspect(support, lambda: student.visualize.plot_attention(w, QUERIES[:1], KEYS))
+    return {"weights": w, "queries": QUERIES[:1], "keys": KEYS, **out}
+
+
+@pytest.fixture(scope="session")
+def one_key(student, support):
+    """plot_attention(W (3, 1) NumPy, QUERIES, one key token): the smallest number of keys."""
+    w = weights(3, 1, seed="one_key")
+    out = _inspect(support, lambda: student.visualize.plot_attention(w, QUERIES, KEYS[:1]))
+    return {"weights": w, "queries": QUERIES, "keys": KEYS[:1], **out}
+
+
+@pytest.fixture(scope="session")
+def heads1(student, support):
+    """plot_attention_heads(W (1, 3, 3) NumPy, HEAD_TOKENS): one head, default ncols=4: a 1 × 1 grid."""
+    w = weights(3, 3, seed="heads1", lead=(1,))
+    out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(w, HEAD_TOKENS))
+    return {"weights": w, "tokens": HEAD_TOKENS, "ncols": 4, "title": None, **out}
+
+
+@pytest.fixture(scope="session")
+def heads3(student, support):
+    """plot_attention_heads(W (3, 3, 3) NumPy, HEAD_TOKENS, ncols=3): h = ncols, a 1 × 3 grid."""
+    w = weights(3, 3, seed="heads3", lead=(3,))
+    out = _inspect_figure(support, lambda: student.visualize.plot_attention_heads(w, HEAD_TOKENS, ncols=3))
+    return {"weights": w, "tokens": HEAD_TOKENS, "ncols": 3, "title": None, **out}

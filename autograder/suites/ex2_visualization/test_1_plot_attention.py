@@ -13,6 +13,7 @@ pytestmark = pytest.mark.covers("plot_attention")
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention/signature", "plot_attention/ax")
 def test_returns_axes(plain):
     """plot_attention returns the matplotlib Axes it drew into"""
     expect_types(plain["types"], "Axes", "plot_attention")
@@ -20,6 +21,7 @@ def test_returns_axes(plain):
 
 
 @pytest.mark.points(3.5)
+@pytest.mark.contract("plot_attention/orientation")
 def test_orientation(plain):
     """heatmap shows query i as row i from the top and key j as column j from the left"""
     info = got_axes(plain)
@@ -27,6 +29,7 @@ def test_orientation(plain):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention/orientation")
 def test_orientation_more_queries_than_keys(titled):
     """heatmap orientation also holds with more queries than keys"""
     info = got_axes(titled)
@@ -34,6 +37,7 @@ def test_orientation_more_queries_than_keys(titled):
 
 
 @pytest.mark.points(2.5)
+@pytest.mark.contract("plot_attention/ticks")
 def test_ticks(plain):
     """one tick per token: queries on the y axis top to bottom, keys on the x axis left to right"""
     info = got_axes(plain)
@@ -41,12 +45,14 @@ def test_ticks(plain):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention/labels")
 def test_axis_labels(plain):
     """x axis label contains "Key" and y axis label contains "Query\""""
     expect_axis_labels(got_axes(plain), "plot_attention")
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention/colorbar")
 def test_colorbar(plain):
     """a colorbar is attached to the heatmap"""
     info = got_axes(plain)
@@ -57,18 +63,27 @@ def test_colorbar(plain):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("plot_attention/clim")
 def test_colour_limits(plain):
     """colour limits are fixed to 0 and 1"""
     expect_clim(got_axes(plain), "plot_attention")
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention/title")
+@pytest.mark.covers("plot_attention:args/title")
 def test_title(plain, titled):
-    """the title is set when given, and left unset when title=None"""
+    """the title is set when given"""
     got = got_axes(titled).get("title") or ""
     if got != titled["title"]:
         fail(f"plot_attention(…, title=…): the axes title should be the given text; "
              f"got {got[:80]!r}")
+
+
+@pytest.mark.note("The contract says the title is set when given and says nothing when it is not: a "
+                  "default title is correct by it. An axes titled 'None' is seldom what anyone meant.")
+def test_no_title_when_none(plain):
+    """the title is left unset when title=None"""
     got = got_axes(plain).get("title") or ""
     if got.strip() == "None":
         fail("plot_attention(…) without a title shows the title 'None': only call "
@@ -80,6 +95,8 @@ def test_title(plain, titled):
 
 
 @pytest.mark.points(0.5)
+@pytest.mark.contract("plot_attention/signature")
+@pytest.mark.covers("plot_attention:args/cmap")
 def test_cmap(plain, titled):
     """the cmap argument chooses the colormap (default "viridis")"""
     got = got_axes(titled).get("cmap")
@@ -93,6 +110,8 @@ def test_cmap(plain, titled):
 
 
 @pytest.mark.points(2.5)
+@pytest.mark.contract("plot_attention/ax")
+@pytest.mark.covers("plot_attention:args/ax")
 def test_draws_into_given_ax(into_given_ax):
     """draws into the given ax and returns that same axes"""
     d = into_given_ax
@@ -110,6 +129,7 @@ def test_draws_into_given_ax(into_given_ax):
 
 
 @pytest.mark.points(2)
+@pytest.mark.contract("plot_attention/weights")
 def test_tensor_requiring_grad(from_tensor):
     """accepts a torch tensor that requires grad"""
     info = got_axes(from_tensor)

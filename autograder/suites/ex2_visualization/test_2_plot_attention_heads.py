@@ -81,6 +81,7 @@ def _grid_cause(got: list[int], want: list[int], h: int, ncols: int) -> Cause | 
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention_heads/signature")
 def test_returns_figure(heads5):
     """plot_attention_heads returns a matplotlib Figure"""
     expect_types(heads5["types"], "Figure", "plot_attention_heads")
@@ -92,6 +93,8 @@ def test_returns_figure(heads5):
 
 
 @pytest.mark.points(2)
+@pytest.mark.contract("plot_attention_heads/grid")
+@pytest.mark.covers("plot_attention_heads:args/ncols < h")
 def test_grid_shape(heads5):
     """the grid has ceil(h / ncols) rows and min(h, ncols) columns"""
     expect_grid(heads5)
@@ -108,8 +111,10 @@ def test_heads_fill_whole_rows(heads4):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("plot_attention_heads/grid", "plot_attention_heads/layout")
+@pytest.mark.covers("plot_attention_heads:args/ncols > h")
 def test_fewer_heads_than_columns(heads2):
-    """fewer heads than columns: one row of h heatmaps (tensor input requiring grad)"""
+    """fewer heads than columns: one row of h heatmaps"""
     expect_grid(heads2)
     heads = _head_axes(heads2)
     for i, ax in enumerate(heads):
@@ -117,6 +122,7 @@ def test_fewer_heads_than_columns(heads2):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("plot_attention_heads/titles", "plot_attention_heads/grid")
 def test_head_titles(heads5):
     """head i is drawn in grid cell i (row-major) and titled "Head i+1\""""
     axes = _head_axes(heads5)
@@ -139,6 +145,7 @@ def _column_major(titles: list[str], grid) -> bool:
 
 
 @pytest.mark.points(3)
+@pytest.mark.contract("plot_attention_heads/layout", "plot_attention/orientation")
 def test_head_matrices(heads5):
     """every head's heatmap shows that head's weights, queries as rows from the top"""
     for i, ax in enumerate(_head_axes(heads5)):
@@ -146,6 +153,7 @@ def test_head_matrices(heads5):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("plot_attention_heads/layout")
 def test_head_layout(heads5):
     """every head has one tick per token on both axes and the Key / Query axis labels"""
     for i, ax in enumerate(_head_axes(heads5)):
@@ -155,6 +163,7 @@ def test_head_layout(heads5):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("plot_attention_heads/colours")
 def test_head_colours(heads5):
     """every head uses colour limits 0 and 1, with a colorbar per head or one shared colorbar"""
     fig = _figure(heads5)
@@ -167,6 +176,7 @@ def test_head_colours(heads5):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention_heads/hidden")
 def test_spare_cells_hidden(heads5):
     """unused grid cells are hidden"""
     fig = _figure(heads5)
@@ -187,14 +197,32 @@ def test_spare_cells_hidden(heads5):
 
 
 @pytest.mark.points(1)
-def test_suptitle(heads5, heads2):
-    """the figure's suptitle is set when a title is given (and title=None shows no "None")"""
+@pytest.mark.contract("plot_attention_heads/suptitle")
+@pytest.mark.covers("plot_attention_heads:args/title")
+def test_suptitle(heads5):
+    """the figure's suptitle is set when a title is given"""
     got = _figure(heads5).get("suptitle") or ""
     if got != heads5["title"]:
         fail(f"plot_attention_heads(…, title=…): the figure's suptitle should be the given text "
              f"(fig.suptitle(title)); got {got[:80]!r}",
              cause=Cause.EX2_NO_SUPTITLE)
+
+
+@pytest.mark.note("The contract says the suptitle is set when a title is given and says nothing when "
+                  "it is not. A suptitle reading 'None' is seldom what anyone meant.")
+def test_no_suptitle_when_none(heads2):
+    """title=None shows no suptitle reading None"""
     got = _figure(heads2).get("suptitle") or ""
     if got.strip() == "None":
         fail("plot_attention_heads(…) without a title shows the suptitle 'None': only call "
              "fig.suptitle(title) when title is not None")
+
+
+@pytest.mark.note("The contract says which weights plot_attention takes (NumPy array or torch tensor, "
+                  "possibly requiring grad) and says nothing of plot_attention_heads': a function for "
+                  "NumPy weights only is correct by it. The contract could say \"weights as in "
+                  "plot_attention\" here too.")
+def test_heads_from_a_tensor(heads_tensor):
+    """plot_attention_heads accepts a torch tensor that requires grad"""
+    for i, ax in enumerate(_head_axes(heads_tensor)):
+        expect_matrix(ax, heads_tensor["weights"][i], f"{_call(heads_tensor)}, head {i + 1}")

@@ -10,8 +10,9 @@ from autograder.suites.ex2_visualization.common import expect_finite_heatmap, go
 pytestmark = pytest.mark.covers("plot_attention", "plot_attention_heads")
 
 
-@pytest.mark.covers("plot_attention:rules/no plt.show()", "plot_attention_heads:rules/no plt.show()")
-@pytest.mark.points(0.5)
+@pytest.mark.note("The contract does not mention plt.show(). Calling it inside a plotting "
+                  "function opens a window (or blocks) where the caller did not ask for one; with "
+                  "the grader's non-interactive backend it does nothing.")
 def test_no_plt_show(plain, heads5, heads2):
     """plot_attention and plot_attention_heads do not call plt.show()"""
     for what, drawn in (("plot_attention", plain), ("plot_attention_heads", heads5),

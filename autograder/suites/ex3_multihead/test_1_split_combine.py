@@ -18,6 +18,7 @@ def _x(seed: int, shape=(2, 5, 12), dtype=torch.float32) -> torch.Tensor:
 
 @pytest.mark.points(1)
 @pytest.mark.covers("split_heads")
+@pytest.mark.contract("split_heads/features")
 def test_split_shape(student):
     """split_heads maps (B, n, d_model) to (B, h, n, d_model // h)"""
     x = _x(4401)
@@ -28,6 +29,8 @@ def test_split_shape(student):
 
 @pytest.mark.points(2)
 @pytest.mark.covers("split_heads")
+@pytest.mark.contract("split_heads/features", "split_heads/signature")
+@pytest.mark.covers("split_heads:args/num_heads")
 def test_split_features(student):
     """split_heads gives head i the features i·d_head … (i+1)·d_head − 1"""
     x = _x(4402, (3, 4, 12))
@@ -41,6 +44,7 @@ def test_split_features(student):
 
 @pytest.mark.points(2)
 @pytest.mark.covers("combine_heads")
+@pytest.mark.contract("combine_heads/inverse")
 def test_combine_features(student):
     """combine_heads puts head i's features back at positions i·d_head … (i+1)·d_head − 1"""
     x = _x(4403, (2, 3, 5, 4))
@@ -53,6 +57,7 @@ def test_combine_features(student):
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("combine_heads", "split_heads")
+@pytest.mark.contract("combine_heads/inverse")
 def test_round_trip(student):
     """combine_heads(split_heads(x, h)) gives back x"""
     x = _x(4404, (2, 6, 8))
@@ -64,6 +69,8 @@ def test_round_trip(student):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("combine_heads", "split_heads")
+@pytest.mark.contract("conventions/dtype", "conventions/differentiable")
+@pytest.mark.covers("split_heads:dtype/float64", "split_heads:grad", "combine_heads:dtype/float64", "combine_heads:grad")
 def test_float64_and_differentiable(student, support):
     """split_heads and combine_heads keep float64 and pass gradients through"""
     x = _x(4405, (2, 3, 6), dtype=torch.float64)

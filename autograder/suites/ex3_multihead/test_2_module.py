@@ -53,6 +53,8 @@ def _expect_parameters(info: dict, d: int, bias: bool, what: str) -> None:
 
 
 @pytest.mark.points(2.5)
+@pytest.mark.contract("MultiHeadAttention/structure", "MultiHeadAttention/init")
+@pytest.mark.covers("MultiHeadAttention.__init__:structure")
 def test_parameters(student, support):
     """has exactly the projections W_q, W_k, W_v, W_o (nn.Linear with bias), nothing else"""
     model = student.multihead.MultiHeadAttention(16, 4)
@@ -61,6 +63,8 @@ def test_parameters(student, support):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("MultiHeadAttention/structure", "MultiHeadAttention/init")
+@pytest.mark.covers("MultiHeadAttention.__init__:args/bias")
 def test_parameters_without_bias(student, support):
     """bias=False: the four projections have weights only"""
     model = student.multihead.MultiHeadAttention(16, 2, bias=False)
@@ -70,6 +74,8 @@ def test_parameters_without_bias(student, support):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("MultiHeadAttention/raises")
+@pytest.mark.covers("MultiHeadAttention.__init__:raises")
 def test_value_error(student):
     """raises ValueError when d_model is not divisible by num_heads (and builds a working one when it is)"""
     for d, h in ((10, 3), (12, 5)):
@@ -93,6 +99,8 @@ def test_value_error(student):
 
 @pytest.mark.covers("rules", "MultiHeadAttention")
 @pytest.mark.points(2)
+@pytest.mark.contract("banned")
+@pytest.mark.covers("split_heads:banned", "combine_heads:banned", "MultiHeadAttention.__init__:banned", "MultiHeadAttention.forward:banned")
 def test_no_banned_apis(submission, mha):
     """does not use torch.nn.MultiheadAttention or a built-in attention function (MultiHeadAttention builds, loads and runs)"""
     # `mha` (the student's module) must use the weights it loads: this counts only for working code;

@@ -14,6 +14,8 @@ pytestmark = pytest.mark.covers("MultiHeadAttention")
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("MultiHeadAttention.forward/shapes", "MultiHeadAttention.forward/signature")
+@pytest.mark.covers("MultiHeadAttention.forward:dtype/float32")
 def test_shapes(mha):
     """forward returns (output (B, n, d_model), weights (B, h, n, m))"""
     q, k, v = inputs(5101)
@@ -27,6 +29,7 @@ def test_shapes(mha):
 
 
 @pytest.mark.points(2)
+@pytest.mark.contract("MultiHeadAttention.forward/formula", "conventions/deterministic")
 def test_self_attention_weights(mha, state):
     """self-attention: the per-head weights match the reference"""
     q, _, _ = inputs(5102, n=5, m=5)
@@ -34,6 +37,7 @@ def test_self_attention_weights(mha, state):
 
 
 @pytest.mark.points(2)
+@pytest.mark.contract("MultiHeadAttention.forward/formula", "conventions/deterministic")
 def test_self_attention_output(mha, state):
     """self-attention: the output matches the reference"""
     q, _, _ = inputs(5102, n=5, m=5)
@@ -41,6 +45,7 @@ def test_self_attention_output(mha, state):
 
 
 @pytest.mark.points(2.5)
+@pytest.mark.contract("MultiHeadAttention.forward/formula", "MultiHeadAttention.forward/inputs")
 def test_cross_attention(mha, state):
     """cross-attention (m keys ≠ n queries): weights and output match the reference"""
     q, k, v = inputs(5103)
@@ -48,6 +53,8 @@ def test_cross_attention(mha, state):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("MultiHeadAttention.forward/mask", "conventions/masks")
+@pytest.mark.covers("MultiHeadAttention.forward:mask/(n, m)")
 def test_mask_query_key(mha, state):
     """a boolean (n, m) mask, True = may attend, shared by all batches and heads"""
     q, k, v = inputs(5104)
@@ -56,6 +63,8 @@ def test_mask_query_key(mha, state):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("MultiHeadAttention.forward/mask", "conventions/masks")
+@pytest.mark.covers("MultiHeadAttention.forward:mask/(B, 1, 1, m)")
 def test_mask_padding(mha, state):
     """a (B, 1, 1, m) padding mask"""
     q, k, v = inputs(5106)
@@ -65,6 +74,8 @@ def test_mask_padding(mha, state):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("MultiHeadAttention.forward/mask", "conventions/masks")
+@pytest.mark.covers("MultiHeadAttention.forward:mask/(B, 1, n, m)")
 def test_mask_per_batch(mha, state):
     """a (B, 1, n, m) per-batch mask"""
     q, k, v = inputs(5107)
@@ -74,6 +85,8 @@ def test_mask_per_batch(mha, state):
 
 
 @pytest.mark.points(2)
+@pytest.mark.contract("conventions/dtype", "MultiHeadAttention.forward/formula")
+@pytest.mark.covers("MultiHeadAttention.forward:dtype/float64")
 def test_float64(student, state):
     """after .double(), float64 inputs give float64 results matching the reference closely"""
     model = student.multihead.MultiHeadAttention(D_MODEL, HEADS)
@@ -89,6 +102,8 @@ def test_float64(student, state):
 
 
 @pytest.mark.points(1.5)
+@pytest.mark.contract("MultiHeadAttention.forward/formula", "MultiHeadAttention/structure")
+@pytest.mark.covers("MultiHeadAttention.forward:args/bias=False")
 def test_without_bias(student):
     """bias=False: forward matches the reference with the loaded weights"""
     state = reference_state(5110, bias=False, d_model=8, heads=2)
@@ -100,6 +115,7 @@ def test_without_bias(student):
 
 
 @pytest.mark.points(2)
+@pytest.mark.contract("MultiHeadAttention.forward/formula")
 def test_heads_independent(student, state):
     """changing one head's slice of W_q changes that head's weights only"""
     head = 1

@@ -28,6 +28,8 @@ def _dead_cause(dead: list[str]) -> Cause | None:
 
 
 @pytest.mark.points(2.5)
+@pytest.mark.contract("conventions/differentiable", "MultiHeadAttention.forward/formula")
+@pytest.mark.covers("MultiHeadAttention.forward:grad")
 def test_gradients_reach_every_parameter(mha, state, support):
     """gradients reach every parameter and match the reference"""
     q, k, v = inputs(5201)

@@ -1,5 +1,5 @@
 """ex3 · the contract's general rules: inputs of every kind left alone, dtype and device kept
-(meta tensors), a per-head mask (autograder/coverage_rows.py lists what each test covers)."""
+(meta tensors), a per-head mask (the exercise's rows in exercise.py list what each test covers)."""
 from __future__ import annotations
 
 import pytest
@@ -27,6 +27,7 @@ def _kinds(name: str):
 
 @pytest.mark.points(0.25)
 @pytest.mark.parametrize("kind", _kinds("split_heads"))
+@pytest.mark.contract("conventions/inputs")
 def test_split_heads_leaves_input_unchanged(student, support, kind):
     """split_heads leaves x unchanged"""
     expect_inputs_unchanged(support, student.multihead.split_heads, "multihead.split_heads",
@@ -35,6 +36,7 @@ def test_split_heads_leaves_input_unchanged(student, support, kind):
 
 @pytest.mark.points(0.25)
 @pytest.mark.parametrize("kind", _kinds("combine_heads"))
+@pytest.mark.contract("conventions/inputs")
 def test_combine_heads_leaves_input_unchanged(student, support, kind):
     """combine_heads leaves x unchanged"""
     expect_inputs_unchanged(support, student.multihead.combine_heads, "multihead.combine_heads",
@@ -43,6 +45,7 @@ def test_combine_heads_leaves_input_unchanged(student, support, kind):
 
 @pytest.mark.points(0.25)
 @pytest.mark.parametrize("kind", _kinds(FORWARD))
+@pytest.mark.contract("conventions/inputs")
 def test_forward_leaves_inputs_unchanged(mha, support, kind):
     """MultiHeadAttention.forward leaves query, key, value and the mask unchanged"""
     q, k, v = inputs(5301)
@@ -53,6 +56,7 @@ def test_forward_leaves_inputs_unchanged(mha, support, kind):
 
 @pytest.mark.covers("split_heads", "combine_heads", "split_heads:dtype/float32", "combine_heads:dtype/float32")
 @pytest.mark.points(0.25)
+@pytest.mark.contract("conventions/dtype")
 def test_split_combine_keep_float32(student):
     """split_heads and combine_heads keep float32"""
     x = _x(4503, (2, 3, 6))
@@ -64,6 +68,7 @@ def test_split_combine_keep_float32(student):
 
 @pytest.mark.covers("split_heads", "combine_heads", "split_heads:device", "combine_heads:device")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("conventions/device")
 def test_split_combine_keep_device(student, support):
     """split_heads and combine_heads keep the device (meta tensors in, meta tensors out)"""
     expect_on_meta(support, student.multihead.split_heads, "multihead.split_heads", [_x(4505, (2, 5, 6)), 3],
@@ -74,6 +79,7 @@ def test_split_combine_keep_device(student, support):
 
 @pytest.mark.covers("MultiHeadAttention", f"{FORWARD}:device")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("conventions/device")
 def test_forward_keeps_device(student, support):
     """MultiHeadAttention on the meta device returns meta tensors of the input's dtype"""
     model = student.multihead.MultiHeadAttention(D_MODEL, HEADS)
@@ -86,6 +92,7 @@ def test_forward_keeps_device(student, support):
 
 @pytest.mark.covers("MultiHeadAttention", f"{FORWARD}:mask/(B, h, n, m)")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("MultiHeadAttention.forward/mask")
 def test_mask_per_head(mha, state):
     """a (B, h, n, m) mask, a different pattern per head"""
     q, k, v = inputs(5305)

@@ -35,6 +35,8 @@ def _check(student, x, W_q, W_k, W_v):
 
 @pytest.mark.points(2)
 @pytest.mark.covers("causal_self_attention")
+@pytest.mark.contract("causal_self_attention")
+@pytest.mark.covers("causal_self_attention:dtype/float64")
 def test_causal_attention_values(student):
     """causal_self_attention matches the reference (float64, d_model != d_k != d_v)"""
     _check(student, *_inputs(1, B=2, n=5, d_model=6, d_k=4, d_v=3))
@@ -42,6 +44,8 @@ def test_causal_attention_values(student):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("causal_self_attention")
+@pytest.mark.contract("causal_self_attention", "conventions/dtype")
+@pytest.mark.covers("causal_self_attention:dtype/float32")
 def test_causal_attention_float32(student):
     """causal_self_attention keeps float32 and matches the reference"""
     _check(student, *_inputs(2, B=3, n=4, d_model=4, d_k=4, d_v=5, dtype=torch.float32))
@@ -49,6 +53,7 @@ def test_causal_attention_float32(student):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("causal_self_attention")
+@pytest.mark.contract("causal_self_attention")
 def test_causal_attention_weights_lower_triangular(student):
     """causal_self_attention weights: exactly 0 above the diagonal, rows sum to 1"""
     x, W_q, W_k, W_v = _inputs(3, B=2, n=6, d_model=4, d_k=4, d_v=4)
@@ -71,6 +76,7 @@ def test_causal_attention_weights_lower_triangular(student):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("k", [1, 3], ids=["from position 1", "from position 3"])
 @pytest.mark.covers("causal_self_attention")
+@pytest.mark.contract("causal_self_attention")
 def test_causal_attention_no_future_leak(student, k):
     """causal_self_attention: changing later tokens leaves earlier outputs unchanged"""
     x, W_q, W_k, W_v = _inputs(4, B=2, n=5, d_model=4, d_k=3, d_v=3)
@@ -92,6 +98,8 @@ def test_causal_attention_no_future_leak(student, k):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("causal_self_attention")
+@pytest.mark.contract("conventions/differentiable")
+@pytest.mark.covers("causal_self_attention:grad")
 def test_causal_attention_differentiable(student, support):
     """causal_self_attention is differentiable w.r.t. x and the three matrices"""
     args = _inputs(5, B=2, n=4, d_model=3, d_k=2, d_v=4)
@@ -115,6 +123,8 @@ def test_causal_attention_differentiable(student, support):
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("causal_self_attention")
+@pytest.mark.contract("causal_self_attention")
+@pytest.mark.covers("causal_self_attention:size/one position, B = 1")
 def test_causal_attention_single_position(student):
     """causal_self_attention with one position and batch size 1"""
     _check(student, *_inputs(6, B=1, n=1, d_model=3, d_k=2, d_v=2))
@@ -122,6 +132,8 @@ def test_causal_attention_single_position(student):
 
 @pytest.mark.covers("causal_self_attention:inputs", "causal_self_attention")   # a crash fails it too: "(and runs)"
 @pytest.mark.points(0.5)
+@pytest.mark.contract("conventions/inputs")
+@pytest.mark.covers("causal_self_attention:inputs/tensor")
 def test_causal_attention_leaves_inputs_unchanged(student, support):
     """causal_self_attention does not modify x or the matrices (and runs)"""
     args = _inputs(7, B=2, n=3, d_model=3, d_k=3, d_v=2)

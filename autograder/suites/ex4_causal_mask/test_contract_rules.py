@@ -1,6 +1,5 @@
 """ex4 · the contract's general rules: inputs of every kind left alone, the device kept (meta
-tensors, the device argument), a max_len the lengths do not imply (autograder/coverage_rows.py
-lists what each test covers)."""
+tensors, the device argument), a max_len the lengths do not imply (the exercise's rows in exercise.py list what each test covers)."""
 from __future__ import annotations
 
 import pytest
@@ -46,6 +45,7 @@ CASES = {
 @pytest.mark.parametrize("name, kind", [
     pytest.param(name, kind, id=f"{name} · {kind_id(kind)}", marks=pytest.mark.covers(name, f"{name}:inputs/{kind}"))
     for name, (_, _, _, kinds) in CASES.items() for kind in kinds])
+@pytest.mark.contract("conventions/inputs")
 def test_inputs_unchanged_every_kind(student, support, name, kind):
     """the function leaves its inputs unchanged, whatever kind of tensor they are"""
     make, names, which, _ = CASES[name]
@@ -55,6 +55,7 @@ def test_inputs_unchanged_every_kind(student, support, name, kind):
 
 @pytest.mark.covers("greedy_generate", "greedy_generate:inputs/shared")
 @pytest.mark.points(0.25)
+@pytest.mark.contract("conventions/inputs")
 def test_generate_leaves_shared_prompt_unchanged(student, support):
     """greedy_generate leaves the prompt unchanged when it shares memory with a NumPy array"""
     model = support.lm.build(vocab_size=11, seed=common.seed(81), tie_period=None)
@@ -65,6 +66,7 @@ def test_generate_leaves_shared_prompt_unchanged(student, support):
 
 @pytest.mark.covers("create_causal_mask", "create_causal_mask:device")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("create_causal_mask/signature", "conventions/device")
 def test_causal_mask_on_given_device(student, support):
     """create_causal_mask(n, device=…) creates the mask on that device (the meta device here)"""
     expect_on_meta(support, student.causal.create_causal_mask, "create_causal_mask(5, device='meta')", [5],
@@ -83,6 +85,7 @@ META = {
 
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("name", [pytest.param(n, id=n, marks=pytest.mark.covers(n, f"{n}:device")) for n in META])
+@pytest.mark.contract("conventions/device")
 def test_keeps_device(student, support, name):
     """the function keeps the device: meta tensors in, meta tensors of the same dtype out"""
     make, outputs, dtype, shapes = META[name]
@@ -92,6 +95,7 @@ def test_keeps_device(student, support, name):
 
 @pytest.mark.covers("create_padding_mask", "create_padding_mask:args/max_len > max(lengths)")
 @pytest.mark.points(0.75)
+@pytest.mark.contract("create_padding_mask/pattern")
 def test_padding_mask_longer_than_lengths(student):
     """create_padding_mask with max_len larger than every length: (B, max_len), padding at the end"""
     lengths, max_len = torch.tensor([3, 1, 4], dtype=torch.long), 7

@@ -37,6 +37,8 @@ def _check(student, q, K, V, want_out=None, want_w=None, what=""):
 
 @pytest.mark.points(2)
 @pytest.mark.covers("attend_next")
+@pytest.mark.contract("attend_next")
+@pytest.mark.covers("attend_next:dtype/float64")
 def test_attend_next_values(student):
     """attend_next matches the reference (B > 1, d_k != d_v)"""
     q, K, V = common.randn(10, 3, 4), common.randn(11, 3, 5, 4), common.randn(12, 3, 5, 2)
@@ -45,6 +47,7 @@ def test_attend_next_values(student):
 
 @pytest.mark.points(2)
 @pytest.mark.covers("attend_next")
+@pytest.mark.contract("attend_next/rows")
 def test_attend_next_matches_causal_rows(student):
     """attend_next on the first t keys equals row t−1 of causal self-attention (t = 1 … n)"""
     B, n, d_model, d_k, d_v = 2, 5, 4, 3, 3
@@ -59,6 +62,8 @@ def test_attend_next_matches_causal_rows(student):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("attend_next")
+@pytest.mark.contract("attend_next", "conventions/dtype")
+@pytest.mark.covers("attend_next:dtype/float32", "attend_next:size/a cache of one position")
 def test_attend_next_float32_and_single_entry_cache(student):
     """attend_next keeps float32, and works with a cache of one position"""
     q, K, V = (common.randn(14, 2, 3, dtype=torch.float32), common.randn(15, 2, 4, 3, dtype=torch.float32),
@@ -69,6 +74,8 @@ def test_attend_next_float32_and_single_entry_cache(student):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("attend_next")
+@pytest.mark.contract("conventions/differentiable", "conventions/inputs")
+@pytest.mark.covers("attend_next:inputs/tensor", "attend_next:grad")
 def test_attend_next_differentiable_and_inputs_kept(student, support):
     """attend_next is differentiable and leaves the cache unchanged"""
     q, K, V = common.randn(17, 2, 3), common.randn(18, 2, 4, 3), common.randn(19, 2, 4, 2)

@@ -116,6 +116,7 @@ def _check(student, support, seed, prompt, k, tie_period=None, varied=False):
 
 @pytest.mark.points(3)
 @pytest.mark.covers("greedy_generate")
+@pytest.mark.contract("greedy_generate/argmax")
 def test_generate_matches_reference(student, support):
     """greedy_generate matches greedy decoding on a tiny causal LM (B > 1)"""
     _check(student, support, 1, _prompt(1, 3, 4), 6, varied=True)
@@ -123,6 +124,7 @@ def test_generate_matches_reference(student, support):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("greedy_generate")
+@pytest.mark.contract("greedy_generate/result", "greedy_generate/signature")
 def test_generate_keeps_prompt_shape_dtype(student, support):
     """greedy_generate returns a long tensor (B, t + max_new_tokens) starting with the prompt"""
     prompt = _prompt(2, 2, 3)
@@ -140,6 +142,8 @@ def test_generate_keeps_prompt_shape_dtype(student, support):
 
 @pytest.mark.points(2.5)
 @pytest.mark.covers("greedy_generate")
+@pytest.mark.contract("greedy_generate/argmax")
+@pytest.mark.covers("greedy_generate:ties")
 def test_generate_ties_lowest_index(student, support):
     """greedy_generate breaks ties in the logits towards the lowest token index"""
     _check(student, support, 3, _prompt(3, 3, 2), 5, tie_period=4)
@@ -147,6 +151,8 @@ def test_generate_ties_lowest_index(student, support):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("greedy_generate")
+@pytest.mark.contract("greedy_generate/argmax", "conventions/inputs")
+@pytest.mark.covers("greedy_generate:inputs/tensor", "greedy_generate:size/B = 1, a one-token prompt")
 def test_generate_single_row_and_prompt_kept(student, support):
     """greedy_generate with B = 1 and a one-token prompt; the prompt is not modified"""
     prompt = _prompt(4, 1, 1)
@@ -165,6 +171,8 @@ def test_generate_single_row_and_prompt_kept(student, support):
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("greedy_generate")
+@pytest.mark.contract("greedy_generate/result")
+@pytest.mark.covers("greedy_generate:args/max_new_tokens = 0")
 def test_generate_zero_new_tokens(student, support):
     """greedy_generate with max_new_tokens = 0 returns the prompt"""
     _check(student, support, 5, _prompt(5, 2, 3), 0)

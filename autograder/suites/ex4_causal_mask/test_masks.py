@@ -19,6 +19,8 @@ CAUSAL_WRONG = {
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("n", [1, 4, 7], ids=["n=1", "n=4", "n=7"])
 @pytest.mark.covers("create_causal_mask")
+@pytest.mark.contract("create_causal_mask/pattern")
+@pytest.mark.covers("create_causal_mask:size/seq_len = 1")
 def test_causal_mask_pattern(student, n):
     """create_causal_mask: bool (n, n), True on and below the diagonal"""
     got = student.causal.create_causal_mask(n)
@@ -28,6 +30,8 @@ def test_causal_mask_pattern(student, n):
 
 @pytest.mark.covers("create_causal_mask:device")
 @pytest.mark.points(1)
+@pytest.mark.contract("create_causal_mask/signature")
+@pytest.mark.covers("create_causal_mask:args/device")
 def test_causal_mask_device_argument(student):
     """create_causal_mask accepts a device argument"""
     # Only the argument is judged here: the result with a device must be the student's own
@@ -49,6 +53,7 @@ def test_causal_mask_device_argument(student):
 
 @pytest.mark.points(2)
 @pytest.mark.covers("create_padding_mask")
+@pytest.mark.contract("create_padding_mask/pattern", "create_padding_mask/signature")
 def test_padding_mask(student):
     """create_padding_mask: bool (B, max_len), True at positions < lengths[b]"""
     lengths = torch.tensor([3, 1, 6, 4], dtype=torch.long)
@@ -64,16 +69,19 @@ def test_padding_mask(student):
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("create_padding_mask")
-def test_padding_mask_full_and_int32(student):
-    """create_padding_mask with full-length rows and int32 lengths"""
-    lengths = torch.tensor([5, 2, 5], dtype=torch.int32)
-    inputs = checks.describe_inputs(lengths=lengths, max_len=5) + ", lengths int32"
+@pytest.mark.contract("create_padding_mask/pattern")
+def test_padding_mask_full_rows(student):
+    """create_padding_mask with full-length rows"""
+    lengths = torch.tensor([5, 2, 5], dtype=torch.long)
+    inputs = checks.describe_inputs(lengths=lengths, max_len=5)
     got = student.causal.create_padding_mask(lengths, 5)
     common.expect_mask(got, ref.create_padding_mask(lengths, 5), "create_padding_mask(lengths, 5)", inputs)
 
 
 @pytest.mark.points(2)
 @pytest.mark.covers("combine_masks")
+@pytest.mark.contract("combine_masks/pattern", "combine_masks/signature", "conventions/inputs")
+@pytest.mark.covers("combine_masks:inputs/tensor")
 def test_combine_masks(student, support):
     """combine_masks: (B, n, n) with [b, i, j] = causal[i, j] and padding[b, j]; inputs kept"""
     n = 5

@@ -9,6 +9,8 @@ from autograder.suites.ex4_causal_mask import common
 
 @pytest.mark.covers("rules", "causal_self_attention")
 @pytest.mark.points(1)
+@pytest.mark.contract("banned")
+@pytest.mark.covers("create_causal_mask:banned", "create_padding_mask:banned", "combine_masks:banned", "causal_self_attention:banned", "attend_next:banned", "greedy_generate:banned")
 def test_no_banned_apis(student, submission):
     """causal attention is written by hand: no banned APIs (and causal_self_attention runs)"""
     x = common.randn(90, 1, 2, 2)

@@ -1,5 +1,5 @@
 """ex5 · the contract's general rules: inputs of every kind left alone, dtype and device kept
-by the classifiers' methods (autograder/coverage_rows.py lists what each test covers)."""
+by the classifiers' methods (the exercise's rows in exercise.py list what each test covers)."""
 from __future__ import annotations
 
 import pytest
@@ -33,6 +33,7 @@ def _bound(model, method: str):
     pytest.param(m, meth, k, id=f"{CLASSES[m]}.{meth} · {kind_id(k)}",
                  marks=pytest.mark.covers(CLASSES[m], f"{CLASSES[m]}.{meth}:inputs/{k}"))
     for m in CLASSES for meth, (_, kinds) in METHODS.items() for k in kinds])
+@pytest.mark.contract("conventions/inputs")
 def test_methods_leave_inputs_unchanged(student, support, kind_model, method, kind):
     """the classifier's method leaves its input unchanged, whatever kind of tensor it is"""
     model = common.student_model(student, kind_model)
@@ -45,6 +46,7 @@ def test_methods_leave_inputs_unchanged(student, support, kind_model, method, ki
 @pytest.mark.parametrize("kind_model, method", [
     pytest.param(m, meth, id=f"{CLASSES[m]}.{meth}", marks=pytest.mark.covers(CLASSES[m], f"{CLASSES[m]}.{meth}:device"))
     for m in CLASSES for meth in METHODS])
+@pytest.mark.contract("conventions/device")
 def test_methods_keep_device(student, support, kind_model, method):
     """the classifier's method keeps the device: model and input on meta give a meta result"""
     model = common.student_model(student, kind_model)
@@ -59,6 +61,7 @@ def test_methods_keep_device(student, support, kind_model, method):
 @pytest.mark.parametrize("kind_model", [
     pytest.param(m, id=CLASSES[m], marks=pytest.mark.covers(CLASSES[m], f"{CLASSES[m]}.classify:dtype/float64"))
     for m in CLASSES])
+@pytest.mark.contract("conventions/dtype")
 def test_classify_keeps_float64(student, kind_model):
     """after .double(), classify keeps float64 and matches the reference"""
     model, reference = common.pair(student, kind_model, 142)
@@ -83,6 +86,7 @@ FUNCTIONS = ("input_gradient_norms", "train", "accuracy")
 @pytest.mark.parametrize("name, kind", [
     pytest.param(n, k, id=f"{n} · {kind_id(k)}", marks=pytest.mark.covers(n, f"{n}:inputs/{k}"))
     for n in FUNCTIONS for k in ("tensor", "shared")])
+@pytest.mark.contract("conventions/inputs")
 def test_functions_leave_tokens_and_labels_unchanged(student, support, name, kind):
     """the function leaves tokens and labels unchanged, whatever kind of tensor they are"""
     model, _ = common.kit_pair(support, 143)

@@ -36,6 +36,8 @@ def _check_dataset(out, num, seq, vocab, seed):
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("make_recall_dataset")
+@pytest.mark.contract("make_recall_dataset/recipe", "make_recall_dataset/signature")
+@pytest.mark.covers("make_recall_dataset:args/num_samples, seq_len, vocab_size, seed")
 def test_dataset_exact(student):
     """make_recall_dataset draws exactly the spec's tokens and labels"""
     for num, seq, vocab, offset in ((23, 7, 13, 1), (6, 40, 5, 2)):
@@ -50,6 +52,7 @@ def test_dataset_exact(student):
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("make_recall_dataset")
+@pytest.mark.contract("make_recall_dataset/recipe")
 def test_labels_are_a_copy(student, support):
     """make_recall_dataset returns labels as a copy, not a view of tokens"""
     made = student.lstm_vs_attention.make_recall_dataset(12, 6, 9, common.seed(5))   # errors name the student's function

@@ -14,6 +14,7 @@ NAMES = {"lstm": "LSTMClassifier", "attention": "AttentionClassifier"}
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("input_gradient_norms")
+@pytest.mark.contract("input_gradient_norms/norms", "input_gradient_norms/signature")
 def test_gradient_norms_values(student, support):
     """input_gradient_norms matches the reference (on a model of the kit's)"""
     model, local = common.kit_pair(support, 50)
@@ -29,6 +30,8 @@ def test_gradient_norms_values(student, support):
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("AttentionClassifier", "LSTMClassifier", "input_gradient_norms")
+@pytest.mark.contract("input_gradient_norms/norms", "LSTMClassifier/methods", "AttentionClassifier/methods")
+@pytest.mark.covers("LSTMClassifier.classify:grad", "AttentionClassifier.classify:grad")
 def test_gradient_norms_of_classifiers(student):
     """input_gradient_norms of your LSTMClassifier and AttentionClassifier match the reference"""
     for kind, offset in (("lstm", 55), ("attention", 60)):
@@ -58,6 +61,7 @@ def _changed(before: dict, after: dict) -> list[str]:
 
 @pytest.mark.points(1)
 @pytest.mark.covers("input_gradient_norms")
+@pytest.mark.contract("input_gradient_norms/grads-untouched")
 def test_gradient_norms_leave_grads_alone(student, support):
     """input_gradient_norms leaves the parameters' .grad and the weights untouched"""
     model, local = common.kit_pair(support, 70)
@@ -106,6 +110,7 @@ def _vanishing_setup(seq: int, candidates: int = 8) -> int:
 
 @pytest.mark.covers("LSTMClassifier", "AttentionClassifier", "input_gradient_norms")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("input_gradient_norms/norms", "LSTMClassifier/methods", "AttentionClassifier/methods")
 def test_lstm_gradient_vanishes_attention_does_not(student):
     """at length 64, the LSTM's gradient at position 0 vanishes; attention's does not"""
     seq = 64

@@ -52,6 +52,8 @@ def _expect_structure(info: dict, reference: torch.nn.Module, wanted: dict, name
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("LSTMClassifier")
+@pytest.mark.contract("LSTMClassifier/structure", "LSTMClassifier/init", "lstm-required")
+@pytest.mark.covers("LSTMClassifier.__init__:structure")
 def test_lstm_structure(student, support):
     """LSTMClassifier has exactly embed, lstm (an nn.LSTM with batch_first) and head, and uses loaded weights"""
     model = common.student_model(student, "lstm", vocab=7, d_model=10, classes=5)
@@ -71,6 +73,8 @@ def test_lstm_structure(student, support):
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("AttentionClassifier")
+@pytest.mark.contract("AttentionClassifier/structure", "AttentionClassifier/init")
+@pytest.mark.covers("AttentionClassifier.__init__:structure")
 def test_attention_structure(student, support):
     """AttentionClassifier has exactly embed, pos, W_q, W_k, W_v and head, and uses loaded weights"""
     model = common.student_model(student, "attention", vocab=7, d_model=10, classes=5, max_len=13)
@@ -83,6 +87,8 @@ def test_attention_structure(student, support):
 
 @pytest.mark.points(2)
 @pytest.mark.covers("LSTMClassifier")
+@pytest.mark.contract("LSTMClassifier/methods", "conventions/deterministic")
+@pytest.mark.covers("LSTMClassifier.classify:dtype/float32")
 def test_lstm_values(student):
     """LSTMClassifier: embed_inputs, classify (final hidden state) and forward match the reference"""
     model, reference = common.pair(student, "lstm", 10)
@@ -112,6 +118,8 @@ def test_lstm_values(student):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("AttentionClassifier")
+@pytest.mark.contract("AttentionClassifier/methods")
+@pytest.mark.covers("AttentionClassifier.__init__:args/max_len > n")
 def test_attention_embed_inputs(student):
     """AttentionClassifier.embed_inputs adds the positional embeddings of positions 0 … n−1"""
     model, reference = common.pair(student, "attention", 20)
@@ -128,6 +136,8 @@ def test_attention_embed_inputs(student):
 
 @pytest.mark.points(2)
 @pytest.mark.covers("AttentionClassifier")
+@pytest.mark.contract("AttentionClassifier/methods")
+@pytest.mark.covers("AttentionClassifier.classify:dtype/float32")
 def test_attention_classify(student):
     """AttentionClassifier.classify: scaled self-attention, head of the LAST position"""
     model, reference = common.pair(student, "attention", 30)
@@ -145,6 +155,7 @@ def test_attention_classify(student):
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("AttentionClassifier")
+@pytest.mark.contract("AttentionClassifier/methods")
 def test_attention_forward(student):
     """AttentionClassifier(tokens) = classify(embed_inputs(tokens)) matches the reference"""
     model, reference = common.pair(student, "attention", 40)

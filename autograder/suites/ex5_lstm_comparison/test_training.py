@@ -12,6 +12,8 @@ from autograder.suites.ex5_lstm_comparison import common
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("path_length")
+@pytest.mark.contract("path_length/steps", "path_length/signature")
+@pytest.mark.covers("path_length:args/kind, seq_len")
 def test_path_length(student):
     """path_length is seq_len − 1 for "lstm" and 1 for "attention", as an int"""
     for kind in ("lstm", "attention"):
@@ -30,6 +32,8 @@ def test_path_length(student):
 
 @pytest.mark.points(2)
 @pytest.mark.covers("train")
+@pytest.mark.contract("train/procedure", "train/signature")
+@pytest.mark.covers("train:args/lr")
 def test_train_losses(student, support):
     """train records each step's loss before its update (Adam, full batch, the given lr)"""
     steps, lr = 6, 0.03
@@ -56,6 +60,8 @@ def test_train_losses(student, support):
 
 @pytest.mark.points(0.5)
 @pytest.mark.covers("train")
+@pytest.mark.contract("train/signature", "train/procedure")
+@pytest.mark.covers("train:args/steps = 0")
 def test_train_default_lr_and_zero_steps(student, support):
     """train defaults to lr=1e-2 and leaves the model alone for steps=0"""
     steps = 4
@@ -80,6 +86,7 @@ def test_train_default_lr_and_zero_steps(student, support):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("accuracy")
+@pytest.mark.contract("accuracy/fraction", "accuracy/signature")
 def test_accuracy(student, support):
     """accuracy is the fraction of correct argmax predictions, as a Python float"""
     model, local = common.kit_pair(support, 110)
@@ -160,6 +167,7 @@ def _recall_setup() -> tuple[int, float]:
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("AttentionClassifier")
+@pytest.mark.contract("task", "AttentionClassifier/methods")
 def test_attention_learns_recall(student, support):
     """trained by the kit's loop, AttentionClassifier recalls the first of 32 tokens"""
     offset, reference_acc = _recall_setup()

@@ -13,6 +13,8 @@ from autograder.suites.ex6_positional_encoding import common
 @pytest.mark.points(2)
 @pytest.mark.parametrize("shape", [(4, 7, 8), (7, 8), (2, 3, 5, 8)], ids=["B,n,d", "n,d", "2 leading dims"])
 @pytest.mark.covers("add_positional_encoding")
+@pytest.mark.contract("add_positional_encoding/sum", "add_positional_encoding/signature")
+@pytest.mark.covers("add_positional_encoding:dtype/float32", "add_positional_encoding:lead/0, 1, several")
 def test_values(student, shape):
     """add_positional_encoding: x + pe[:n], broadcast over the leading dims"""
     x = common.randn(70 + len(shape), *shape)
@@ -26,6 +28,8 @@ def test_values(student, shape):
 @pytest.mark.parametrize("x_dtype,pe_dtype", [(torch.float64, torch.float64), (torch.float32, torch.float64),
                                               (torch.float64, torch.float32)],
                          ids=["f64+f64", "f32+f64", "f64+f32"])
+@pytest.mark.contract("add_positional_encoding/sum", "conventions/dtype")
+@pytest.mark.covers("add_positional_encoding:dtype/float64")
 def test_dtype(student, x_dtype, pe_dtype):
     """add_positional_encoding keeps x's dtype whatever pe's"""
     # Judged: the dtype, on a result that is right (x + pe[:n] in x's dtype): keeping x's
@@ -41,6 +45,7 @@ def test_dtype(student, x_dtype, pe_dtype):
 
 @pytest.mark.covers("add_positional_encoding:device")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("add_positional_encoding/sum")
 def test_device(student):
     """add_positional_encoding: the result is on x's device"""
     x = common.randn(85, 2, 3, 4)
@@ -53,6 +58,8 @@ def test_device(student):
 
 @pytest.mark.covers("add_positional_encoding:inputs")
 @pytest.mark.points(1)
+@pytest.mark.contract("conventions/inputs", "general-conventions")
+@pytest.mark.covers("add_positional_encoding:inputs/tensor")
 def test_inputs_unchanged(student, support):
     """add_positional_encoding leaves x and pe unchanged"""
     x = common.randn(90, 3, 4, 6)
@@ -65,6 +72,8 @@ def test_inputs_unchanged(student, support):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("add_positional_encoding")
+@pytest.mark.contract("conventions/differentiable", "general-conventions")
+@pytest.mark.covers("add_positional_encoding:grad")
 def test_gradients(student, support):
     """add_positional_encoding: differentiable with respect to x and pe"""
     x = common.randn(95, 3, 4, 6)
@@ -85,6 +94,8 @@ def test_gradients(student, support):
 
 @pytest.mark.covers("add_positional_encoding:length")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("add_positional_encoding/raises")
+@pytest.mark.covers("add_positional_encoding:raises")
 def test_too_long(student):
     """add_positional_encoding raises ValueError when n > L"""
     x, pe = common.randn(99, 1, 6, 4), ref.sinusoidal_encoding(5, 4)

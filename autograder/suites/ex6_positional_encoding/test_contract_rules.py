@@ -1,6 +1,6 @@
 """ex6 · the contract's general rules: inputs of every kind left alone, the device kept
 (meta tensors; the device argument and x's device have tests of their own in test_sinusoidal.py
-and test_add.py) (autograder/coverage_rows.py lists what each test covers)."""
+and test_add.py) (the exercise's rows in exercise.py list what each test covers)."""
 from __future__ import annotations
 
 import pytest
@@ -21,6 +21,7 @@ def _kinds(name: str, kinds: tuple[str, ...] = KINDS):
 
 @pytest.mark.points(0.25)
 @pytest.mark.parametrize("kind", _kinds("add_positional_encoding"))
+@pytest.mark.contract("conventions/inputs")
 def test_add_leaves_inputs_unchanged(student, support, kind):
     """add_positional_encoding leaves x and pe unchanged, whatever kind of tensor they are"""
     x = common.randn(70, 2, 4, 6)
@@ -32,6 +33,7 @@ def test_add_leaves_inputs_unchanged(student, support, kind):
 
 @pytest.mark.points(0.25)
 @pytest.mark.parametrize("kind", _kinds("LearnedPositionalEmbedding.forward"))
+@pytest.mark.contract("conventions/inputs")
 def test_learned_leaves_input_unchanged(student, support, kind):
     """LearnedPositionalEmbedding.forward leaves x unchanged, whatever kind of tensor it is"""
     module = _loaded_and_right(student, 72)
@@ -41,6 +43,7 @@ def test_learned_leaves_input_unchanged(student, support, kind):
 
 @pytest.mark.covers("LearnedPositionalEmbedding", "LearnedPositionalEmbedding.forward:device")
 @pytest.mark.points(0.25)
+@pytest.mark.contract("conventions/device")
 def test_learned_on_meta(student, support):
     """LearnedPositionalEmbedding.forward keeps the device (module and x on meta)"""
     module = _loaded_and_right(student, 74)
@@ -49,9 +52,10 @@ def test_learned_on_meta(student, support):
 
 
 @pytest.mark.points(0.25)
-@pytest.mark.parametrize("kind", _kinds("plot_encoding", ("tensor", "shared", "grad")))
+@pytest.mark.parametrize("kind", _kinds("plot_encoding", ("ndarray", "tensor", "shared", "grad")))
+@pytest.mark.contract("conventions/inputs")
 def test_plot_leaves_table_unchanged(student, support, kind):
-    """plot_encoding leaves the table it draws unchanged, whatever kind of tensor it is"""
+    """plot_encoding leaves the table it draws unchanged, whatever kind of array or tensor it is"""
     pe = ref.sinusoidal_encoding(6, 4)
     common.expect_shows(common.draw(student, support, pe), pe, "plot_encoding(pe)")   # it draws the table
     try:

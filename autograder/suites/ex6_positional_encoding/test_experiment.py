@@ -17,6 +17,8 @@ KEYS = {"sinusoidal_train", "sinusoidal_long", "learned_train", "learned_long"}
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("position", [0, 3], ids=["position=0", "position=3"])
 @pytest.mark.covers("make_copy_task")
+@pytest.mark.contract("make_copy_task/recipe", "make_copy_task/signature")
+@pytest.mark.covers("make_copy_task:args/position")
 def test_copy_task(student, position):
     """make_copy_task: the exact tokens and labels"""
     s = common.seed(100 + position)
@@ -74,6 +76,8 @@ def expect_trained_for_real(untrained) -> None:
 
 @pytest.mark.covers("extrapolation_experiment")
 @pytest.mark.points(1)
+@pytest.mark.contract("extrapolation_experiment")
+@pytest.mark.covers("extrapolation_experiment:args/seed")
 def test_experiment_result(experiment):
     """extrapolation_experiment returns the four accuracies, each in [0, 1] or None"""
     experiment, untrained = experiment
@@ -90,6 +94,8 @@ def test_experiment_result(experiment):
 
 @pytest.mark.covers("extrapolation_experiment", "LearnedPositionalEmbedding:length")
 @pytest.mark.points(1)
+@pytest.mark.contract("extrapolation_experiment")
+@pytest.mark.covers("extrapolation_experiment:structure")
 def test_experiment_learned_cannot_extrapolate(experiment):
     """extrapolation_experiment: the learned table cannot run on 2n positions (None)"""
     experiment, untrained = experiment
@@ -108,6 +114,7 @@ def test_experiment_learned_cannot_extrapolate(experiment):
 
 @pytest.mark.covers("extrapolation_experiment")
 @pytest.mark.points(1)
+@pytest.mark.contract("extrapolation_experiment")
 def test_experiment_learns_the_task(experiment):
     """extrapolation_experiment: both models learn the copy task at the training length"""
     experiment, untrained = experiment

@@ -20,6 +20,8 @@ def _module(student, offset: int, max_len: int = MAX_LEN, d_model: int = D_MODEL
 
 @pytest.mark.points(1)
 @pytest.mark.covers("LearnedPositionalEmbedding")
+@pytest.mark.contract("LearnedPositionalEmbedding/structure", "LearnedPositionalEmbedding/init")
+@pytest.mark.covers("LearnedPositionalEmbedding.__init__:structure")
 def test_structure(student, support):
     """LearnedPositionalEmbedding: exactly pos = nn.Embedding(max_len, d_model)"""
     info = support.modules.describe(student.positional.LearnedPositionalEmbedding(7, 5))
@@ -38,6 +40,8 @@ def test_structure(student, support):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("n", [4, MAX_LEN], ids=["n=4", "n=max_len"])
 @pytest.mark.covers("LearnedPositionalEmbedding")
+@pytest.mark.contract("LearnedPositionalEmbedding/forward", "positions")
+@pytest.mark.covers("LearnedPositionalEmbedding.forward:dtype/float32")
 def test_forward_values(student, support, n):
     """LearnedPositionalEmbedding.forward adds pos(0 … n−1) to x"""
     module, weight = _module(student, 10 + n)
@@ -53,6 +57,8 @@ def test_forward_values(student, support, n):
 
 @pytest.mark.covers("LearnedPositionalEmbedding:inputs")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("conventions/inputs")
+@pytest.mark.covers("LearnedPositionalEmbedding.forward:inputs/tensor")
 def test_input_unchanged(student, support):
     """LearnedPositionalEmbedding.forward leaves x unchanged"""
     module, weight = _module(student, 30)
@@ -65,6 +71,8 @@ def test_input_unchanged(student, support):
 
 @pytest.mark.covers("LearnedPositionalEmbedding:dtype")
 @pytest.mark.points(1)
+@pytest.mark.contract("conventions/dtype")
+@pytest.mark.covers("LearnedPositionalEmbedding.forward:dtype/float64")
 def test_float64(student):
     """LearnedPositionalEmbedding after .double(): float64 in, float64 out"""
     module, weight = _module(student, 40)
@@ -80,6 +88,8 @@ def test_float64(student):
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("LearnedPositionalEmbedding")
+@pytest.mark.contract("conventions/differentiable")
+@pytest.mark.covers("LearnedPositionalEmbedding.forward:grad")
 def test_gradients(student, support):
     """LearnedPositionalEmbedding: gradients reach x and pos.weight (rows 0 … n−1 only)"""
     module, _ = _module(student, 50)
@@ -102,6 +112,8 @@ def test_gradients(student, support):
 
 @pytest.mark.covers("LearnedPositionalEmbedding:length")
 @pytest.mark.points(1)
+@pytest.mark.contract("LearnedPositionalEmbedding/raises")
+@pytest.mark.covers("LearnedPositionalEmbedding.forward:raises")
 def test_too_long(student):
     """LearnedPositionalEmbedding raises ValueError when n > max_len"""
     module, weight = _module(student, 60)

@@ -21,6 +21,7 @@ def drawn(student, support):
 
 @pytest.mark.points(1.5)
 @pytest.mark.covers("plot_encoding")
+@pytest.mark.contract("plot_encoding/heatmap")
 def test_matrix(drawn):
     """plot_encoding shows position p as row p from the top, dimension j as column j"""
     pe, info = drawn
@@ -29,6 +30,7 @@ def test_matrix(drawn):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("plot_encoding")
+@pytest.mark.contract("plot_encoding/labels", "plot_encoding/title")
 def test_labels_and_title(drawn):
     """plot_encoding: x label says "dimension", y label "position", the title is set"""
     _, info = drawn
@@ -42,6 +44,7 @@ def test_labels_and_title(drawn):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("plot_encoding")
+@pytest.mark.contract("plot_encoding/clim", "plot_encoding/colorbar")
 def test_colour_limits_and_colorbar(drawn):
     """plot_encoding: colour limits -1 and 1, with a colorbar"""
     _, info = drawn
@@ -56,6 +59,8 @@ def test_colour_limits_and_colorbar(drawn):
 
 @pytest.mark.covers("plot_encoding:ax")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("plot_encoding/returns", "plot_encoding/signature")
+@pytest.mark.covers("plot_encoding:args/ax")
 def test_draws_into_given_axes(student, support):
     """plot_encoding(pe, ax=ax) draws into ax and returns its figure"""
     pe = ref.sinusoidal_encoding(5, 4)

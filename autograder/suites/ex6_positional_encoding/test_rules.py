@@ -11,6 +11,8 @@ from autograder.suites.ex6_positional_encoding import common
 
 @pytest.mark.covers("rules", "sinusoidal_encoding")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("banned")
+@pytest.mark.covers("sinusoidal_encoding:banned", "LearnedPositionalEmbedding.__init__:banned", "LearnedPositionalEmbedding.forward:banned", "add_positional_encoding:banned", "make_copy_task:banned", "extrapolation_experiment:banned", "plot_encoding:banned")
 def test_no_banned_apis(student, submission):
     """positional.py: no built-in attention (and sinusoidal_encoding runs)"""
     found = submission.found["ex6"]

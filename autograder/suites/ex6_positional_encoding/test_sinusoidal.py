@@ -15,6 +15,8 @@ from autograder.suites.ex6_positional_encoding import common
 @pytest.mark.points(3)
 @pytest.mark.parametrize("max_len,d_model", [(50, 16), (37, 10)], ids=["50x16", "37x10"])
 @pytest.mark.covers("sinusoidal_encoding")
+@pytest.mark.contract("sinusoidal_encoding/formula", "sinusoidal_encoding/table", "positions")
+@pytest.mark.covers("sinusoidal_encoding:dtype/float32")
 def test_values_float32(student, max_len, d_model):
     """sinusoidal_encoding: the formula of "Attention Is All You Need", float32"""
     got = student.positional.sinusoidal_encoding(max_len, d_model)
@@ -24,6 +26,8 @@ def test_values_float32(student, max_len, d_model):
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("max_len,d_model", [(90, 7), (12, 1)], ids=["90x7", "12x1"])
 @pytest.mark.covers("sinusoidal_encoding")
+@pytest.mark.contract("sinusoidal_encoding/odd-width")
+@pytest.mark.covers("sinusoidal_encoding:args/odd d_model")
 def test_values_odd_width(student, max_len, d_model):
     """sinusoidal_encoding with an odd d_model: the last column is a sine"""
     got = student.positional.sinusoidal_encoding(max_len, d_model)
@@ -32,6 +36,8 @@ def test_values_odd_width(student, max_len, d_model):
 
 @pytest.mark.covers("sinusoidal_encoding", "sinusoidal_encoding:dtype")
 @pytest.mark.points(1.5)
+@pytest.mark.contract("sinusoidal_encoding/table", "sinusoidal_encoding/signature")
+@pytest.mark.covers("sinusoidal_encoding:dtype/float64")
 def test_values_float64(student, support):
     """sinusoidal_encoding(…, dtype=torch.float64): float64 values, float64 accuracy"""
     got = common.table(student, support, 64, 12, dtype="float64")
@@ -40,6 +46,7 @@ def test_values_float64(student, support):
 
 @pytest.mark.covers("sinusoidal_encoding:device")
 @pytest.mark.points(0.5)
+@pytest.mark.contract("sinusoidal_encoding/table", "sinusoidal_encoding/signature")
 def test_device_argument(student, support):
     """sinusoidal_encoding accepts a device argument"""
     plain = common.expect_tensor(student.positional.sinusoidal_encoding(6, 4), "sinusoidal_encoding(6, 4)")
@@ -59,6 +66,7 @@ def test_device_argument(student, support):
 
 @pytest.mark.points(1)
 @pytest.mark.covers("sinusoidal_encoding")
+@pytest.mark.contract("sinusoidal_encoding/formula")
 def test_bounded(student):
     """sinusoidal_encoding: every entry within [-1, 1]"""
     got = common.expect_tensor(student.positional.sinusoidal_encoding(100, 24), "sinusoidal_encoding(100, 24)")
@@ -75,6 +83,7 @@ def test_bounded(student):
 @pytest.mark.points(1.5)
 @pytest.mark.parametrize("k", [1, 5, 13], ids=["k=1", "k=5", "k=13"])
 @pytest.mark.covers("sinusoidal_encoding")
+@pytest.mark.contract("sinusoidal_encoding/formula")
 def test_relative_positions(student, support, k):
     """sinusoidal_encoding: PE[p + k] is one fixed rotation of PE[p], for every p"""
     max_len, d_model = 48, 16

@@ -16,6 +16,7 @@ KEYS = ["you", "sat", "down"]
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention/orientation")
 def test_public_heatmap_orientation(student, support):
     """public: plot_attention: query i is row i from the top, key j is column j from the left"""
     ax = student.visualize.plot_attention(W, QUERIES, KEYS)
@@ -30,6 +31,7 @@ def test_public_heatmap_orientation(student, support):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention/ticks", "plot_attention/labels", "plot_attention/clim", "plot_attention/colorbar")
 def test_public_ticks_labels_colours(student, support):
     """public: plot_attention: one tick per token, Key / Query axis labels, colour limits 0 and 1, a colorbar"""
     ax = student.visualize.plot_attention(W, QUERIES, KEYS)
@@ -45,6 +47,7 @@ def test_public_ticks_labels_colours(student, support):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention_heads/grid", "plot_attention_heads/titles", "plot_attention_heads/hidden")
 def test_public_heads_grid(student, support):
     """public: plot_attention_heads: 3 heads with ncols=2 make a 2 × 2 grid titled Head 1..3, the spare cell hidden"""
     w = np.stack([W[:, :2] / W[:, :2].sum(-1, keepdims=True)] * 3)      # (3, 2, 2)
@@ -59,6 +62,7 @@ def test_public_heads_grid(student, support):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("top_attended/largest-first", "top_attended/ties")
 def test_public_top_attended(student):
     """public: top_attended, largest first, ties to the lower key index"""
     w = np.array([[0.4, 0.2, 0.4],

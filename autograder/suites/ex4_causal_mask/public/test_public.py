@@ -15,6 +15,7 @@ from autograder.suites.checks import expect_tuple, expect_type, fail
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("create_causal_mask/pattern")
 def test_public_causal_mask_3x3(student):
     """create_causal_mask(3) is the boolean lower triangle"""
     got = student.causal.create_causal_mask(3)
@@ -33,6 +34,7 @@ def test_public_causal_mask_3x3(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("create_padding_mask/pattern", "combine_masks/pattern")
 def test_public_padding_and_combined_masks(student):
     """create_padding_mask and combine_masks on a 2-sequence batch (each checked on its own)"""
     pad = student.causal.create_padding_mask(torch.tensor([2, 3]), 3)
@@ -58,6 +60,7 @@ def test_public_padding_and_combined_masks(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("causal_self_attention")
 def test_public_no_future_leak(student):
     """causal_self_attention: changing the last token does not change earlier outputs"""
     g = torch.Generator().manual_seed(0)
@@ -88,6 +91,7 @@ def test_public_no_future_leak(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("attend_next")
 def test_public_attend_next_single_key(student):
     """attend_next with one cached position returns that position's value"""
     q = torch.tensor([[1.0, 2.0]])
@@ -105,6 +109,7 @@ def test_public_attend_next_single_key(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("greedy_generate/argmax", "greedy_generate/result", "greedy_generate/signature")
 def test_public_greedy_generate_first_step(student, support):
     """greedy_generate keeps the prompt and appends the argmax of the last position"""
     model = support.lm.build(vocab_size=7, seed=0)

@@ -16,6 +16,7 @@ from autograder.suites.checks import expect_close, expect_type
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("sinusoidal_encoding/formula")
 def test_public_sinusoidal_3x4(student):
     """sinusoidal_encoding(3, 4) by hand: sines in even columns, cosines in odd ones"""
     got = student.positional.sinusoidal_encoding(3, 4)
@@ -28,6 +29,7 @@ def test_public_sinusoidal_3x4(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("LearnedPositionalEmbedding/forward", "LearnedPositionalEmbedding/raises")
 def test_public_learned_adds_rows(student):
     """LearnedPositionalEmbedding adds pos.weight[t] at position t, and refuses n > max_len"""
     module = student.positional.LearnedPositionalEmbedding(4, 2)
@@ -49,6 +51,7 @@ def test_public_learned_adds_rows(student):
 
 @pytest.mark.public
 @pytest.mark.points(1)
+@pytest.mark.contract("add_positional_encoding/sum")
 def test_public_add_broadcasts(student):
     """add_positional_encoding adds pe[:n] to every sequence of the batch"""
     x = torch.tensor([[[1.0, 1.0], [1.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]]])      # (2, 2, 2)
