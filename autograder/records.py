@@ -12,6 +12,8 @@ import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping
 
+from autograder.jsontypes import JSONObject
+
 NOTE_PREFIX = "note (0 points): "
 
 
@@ -44,7 +46,7 @@ class TestRecord:
         """``test_masks.py::test_x`` (the suite's folder and the parameters dropped)."""
         return re.sub(r"\[.*\]$", "", self.nodeid.split("/", 1)[-1])
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSONObject:
         return {**asdict(self), "covers": list(self.covers), "contract": list(self.contract)}
 
     @classmethod

@@ -33,6 +33,7 @@ FILES: tuple[str, ...] = (
     "autograder/suites/<folder>/test_values.py",
     "autograder/suites/<folder>/test_contract_rules.py",
     "autograder/suites/<folder>/public/test_public.py",
+    "autograder/suites/<folder>/causes.py",
     "autograder/diagnosis/<id>.py",
     "tests/submissions/<id>/mutants/README.md",
     "tests/submissions/<id>/alternatives/README.md",
@@ -184,10 +185,16 @@ def templates(folder: str, module: str, title: str, names: list[str]) -> dict[st
         f"def test_public_{first}(student):\n"
         f'    """{first}: TODO a small case a student can check by hand"""\n    '
         + _todo("literal inputs, expected values shown with reveal=True") + "\n",
+        f'"""The mistakes of {ex_id} the kit can name (ids ``{ex_id}.<name>``)."""\n'
+        f"from __future__ import annotations\n\nfrom autograder.diagnosis.causes import Cause\n\n\n"
+        f"class {ex_id.capitalize()}Cause(Cause):\n"
+        f'    """A mistake of {ex_id}: ``.sentence`` is what the student reads."""\n\n'
+        f"    # TODO: one member per usual mistake, e.g.\n"
+        f"    # NO_SCALE = (\"{ex_id}.no_scale\", \"your result matches … without …: do …\")\n",
         f'"""{ex_id} known mistakes: each builds, from a test\'s inputs, the output of one usual mistake\n'
-        f'(``{{hint: output}}`` for ``checks.expect_close(..., mistakes=...)``)."""\n'
+        f'(``{{cause: output}}`` for ``checks.expect_close(..., mistakes=...)``)."""\n'
         f"from __future__ import annotations\n\nfrom autograder.diagnosis import Candidates\n\n\n"
-        f"def {first}(*inputs) -> Candidates:\n    return {{}}   # TODO: {{\"your result matches …\": wrong output}}\n",
+        f"def {first}(*inputs) -> Candidates:\n    return {{}}   # TODO: {{{ex_id.capitalize()}Cause.NAME: wrong output}}\n",
         f"# {ex_id} mutants\n\nTODO: at least 10 `<case>.diff` files, each one realistic bug as a patch of the\n"
         f"solution (format: tests/mutants.py; `make_patch` writes one from a buggy copy).\n",
         f"# {ex_id} alternatives\n\nTODO: at least 2 `<case>.py` files, whole correct solutions written in\n"

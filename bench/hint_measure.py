@@ -168,18 +168,18 @@ _WRONG_FORWARD = ("dV = weightsᵀ @ d_output uses wrong weights — ", " (fix s
 
 
 def _cause_of_text(text: str) -> str:
-    from autograder.diagnosis.causes import Cause
+    from autograder.diagnosis import causes
     text = text.strip()
     if text.startswith(_WRONG_FORWARD[0]):           # the forward pass's mistake, named in the backward's test
         text = text.removeprefix(_WRONG_FORWARD[0]).removesuffix(_WRONG_FORWARD[1])
     for suffix in _SUFFIXES:
         text = text.removesuffix(suffix)
-    for cause in Cause:
+    for cause in causes.every():
         if cause.sentence == text:
             return cause.id
-    for pattern, name in OLD_TEXTS:
+    for pattern, name in OLD_TEXTS:             # names of the single enum before the split
         if re.search(pattern, text, re.S):
-            return Cause[name].id
+            return name.lower().replace("_", ".", 1) if name.startswith("EX") else "general." + name.lower()
     return "?" + text[:70]
 
 

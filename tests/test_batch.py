@@ -13,7 +13,7 @@ from autograder import batch, contract, gradebook
 from autograder.sandbox.limits import default_worker_user
 from autograder.batching.discovery import Entry
 from autograder.batching.runner import Row
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex1_attention.causes import Ex1Cause
 from mutants import mutant_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,7 +157,7 @@ def test_misconceptions_are_counted_once_per_submission():
             "extra_data": {"cause": ["ex1.no_scale", "ex1.wrong_axis"]}}
     rows = [Row(entry, tests=[fail, fail]), Row(entry, tests=[fail, both]),
             Row(entry, tests=[{"status": "passed", "tags": ["ex1"], "output": ""}])]
-    no_scale, wrong_axis = Cause.EX1_NO_SCALE.sentence, Cause.EX1_WRONG_AXIS.sentence
+    no_scale, wrong_axis = Ex1Cause.NO_SCALE.sentence, Ex1Cause.WRONG_AXIS.sentence
     assert gradebook.misconceptions(rows) == [("ex1", no_scale, 2), ("ex1", f"{no_scale}\n  or: {wrong_axis}", 1)]
 
 

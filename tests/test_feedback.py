@@ -7,7 +7,10 @@ import pytest
 import torch
 
 from autograder.diagnosis import causes, diagnose
-from autograder.diagnosis.causes import Cause, Several
+from autograder.contract import EXERCISES
+from autograder.diagnosis.causes import General, Several
+from autograder.suites.ex1_attention.causes import Ex1Cause
+from autograder.suites.ex2_visualization.causes import Ex2Cause
 from autograder.diagnosis.errors import cause_of_error, device_cause, frames_of
 from autograder.suites import checks
 from suite_covers import declared_breaks, justified, mutant_breaks, names_in_title
@@ -59,32 +62,32 @@ def test_titles_name_whole_contract_names_only():
 
 @pytest.mark.parametrize("type_name, message, where, cause", [
     ("RuntimeError", "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
-     [], Cause.NUMPY_OF_GRAD_TENSOR),
+     [], General.NUMPY_OF_GRAD_TENSOR),
     ("RuntimeError", "view size is not compatible with input tensor's size and stride (at least one "
-     "dimension spans across two contiguous subspaces). Use .reshape(...) instead.", [], Cause.VIEW_AFTER_TRANSPOSE),
-    ("RuntimeError", "expected scalar type Double but found Float", [], Cause.DTYPE_MIX),
-    ("RuntimeError", "expected m1 and m2 to have the same dtype, but got: float != double", [], Cause.DTYPE_MIX),
+     "dimension spans across two contiguous subspaces). Use .reshape(...) instead.", [], General.VIEW_AFTER_TRANSPOSE),
+    ("RuntimeError", "expected scalar type Double but found Float", [], General.DTYPE_MIX),
+    ("RuntimeError", "expected m1 and m2 to have the same dtype, but got: float != double", [], General.DTYPE_MIX),
     ("TypeError", "~ (operator.invert) is only implemented on integer and Boolean-type tensors", [],
-     Cause.MASK_NOT_BOOL),
+     General.MASK_NOT_BOOL),
     ("TypeError", "create_causal_mask() got an unexpected keyword argument 'device'", [],
-     Cause.SIGNATURE_MISSING_PARAMETER),
+     General.SIGNATURE_MISSING_PARAMETER),
     ("BannedAPIError", "torch.nn.functional.scaled_dot_product_attention is not allowed in this exercise", [],
-     Cause.BANNED_API),
+     General.BANNED_API),
     ("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0",
-     [["attention.py", 9, "attention_backward_np", "    dV = P @ d_output   # (m, d_v)"]], Cause.EX1_BACK_DV_NOT_T),
+     [["attention.py", 9, "attention_backward_np", "    dV = P @ d_output   # (m, d_v)"]], Ex1Cause.BACK_DV_NOT_T),
     ("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0",
-     [["attention.py", 9, "_single_backward", "    dv = w @ g"]], Cause.EX1_BACK_DV_NOT_T),
+     [["attention.py", 9, "_single_backward", "    dv = w @ g"]], Ex1Cause.BACK_DV_NOT_T),
     ("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0",
-     [["attention.py", 9, "attention_backward_np", "    dK = dS @ Q * scale"]], Cause.EX1_BACK_DK_NOT_T),
+     [["attention.py", 9, "attention_backward_np", "    dK = dS @ Q * scale"]], Ex1Cause.BACK_DK_NOT_T),
     # the operation on the line that raised: a product with .T
     ("RuntimeError", "Expected size for first two dimensions of batch2 tensor to be: [8, 4] but got: [4, 5].",
-     [["causal.py", 40, "causal_self_attention", "    scores = Q @ K.T / math.sqrt(d_k)"]], Cause.BATCHED_DOT_T),
+     [["causal.py", 40, "causal_self_attention", "    scores = Q @ K.T / math.sqrt(d_k)"]], General.BATCHED_DOT_T),
     ("ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
      "(n?,k),(k,m?)->(n?,m?) (size 5 is different from 4)",
-     [["attention.py", 30, "f", "    s = np.matmul(Q, K.T)"]], Cause.BATCHED_DOT_T),
+     [["attention.py", 30, "f", "    s = np.matmul(Q, K.T)"]], General.BATCHED_DOT_T),
     ("IndexError", "The shape of the mask [3, 5] at index 0 does not match the shape of the indexed tensor "
      "[2, 3, 5] at index 0", [["multihead.py", 60, "forward", "        scores[~mask] = float('-inf')"]],
-     Cause.MASK_INDEXING),
+     General.MASK_INDEXING),
 ])
 def test_exceptions_with_a_known_cause(type_name, message, where, cause):
     assert cause_of_error(type_name, message, where) == cause
@@ -109,7 +112,7 @@ def test_a_cause_read_from_the_function_that_made_the_mistake():
     where = [["multihead.py", 10, "forward", "    return combine_heads(heads)"],
              ["multihead.py", 3, "combine_heads", "    B, h, n, d = x.shape"]]
     message = "too many values to unpack (expected 4)"
-    assert cause_of_error("ValueError", message, where, {"multihead.py": MASK_UNSQUEEZED}) == Cause.MASK_EXTRA_AXIS
+    assert cause_of_error("ValueError", message, where, {"multihead.py": MASK_UNSQUEEZED}) == General.MASK_EXTRA_AXIS
     assert cause_of_error("ValueError", message, where) is None                      # the lines alone: nothing
     plain = MASK_UNSQUEEZED.replace("mask = mask.unsqueeze(1)", "pass")
     assert cause_of_error("ValueError", message, where, {"multihead.py": plain}) is None
@@ -120,7 +123,7 @@ def test_a_cause_read_from_the_function_that_made_the_mistake():
     where = [["multihead.py", 9, "forward", "    heads = attend(q, k, v,"],
              ["multihead.py", 3, "attend", "    s = s.masked_fill(~mask, 0.0)"]]
     message = "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"
-    assert cause_of_error("RuntimeError", message, where, {"multihead.py": spread}) == Cause.MASK_EXTRA_AXIS
+    assert cause_of_error("RuntimeError", message, where, {"multihead.py": spread}) == General.MASK_EXTRA_AXIS
 
 
 BUFFER = """
@@ -138,18 +141,18 @@ def test_a_buffer_made_on_the_default_device_is_not_a_value_read_out():
     CPU failed on the meta device and was told a value is read out (.item(), .numpy())."""
     where = [["multihead.py", 6, "split_heads", "        out[:, i] = x[..., i * (d // h):(i + 1) * (d // h)]"]]
     frames = frames_of(where, {"multihead.py": BUFFER})
-    assert device_cause("Cannot copy out of meta tensor; no data!", frames) == Cause.TENSOR_ON_DEFAULT_DEVICE
+    assert device_cause("Cannot copy out of meta tensor; no data!", frames) == General.TENSOR_ON_DEFAULT_DEVICE
     read = [["multihead.py", 3, "f", "    n = int(lengths.max().item())"]]
-    assert device_cause("Cannot copy out of meta tensor; no data!", frames_of(read)) == Cause.VALUE_READ_OUT
+    assert device_cause("Cannot copy out of meta tensor; no data!", frames_of(read)) == General.VALUE_READ_OUT
     # nothing in the code says which: both, never one picked
     assert device_cause("Cannot copy out of meta tensor; no data!", []) == \
-        Several((Cause.TENSOR_ON_DEFAULT_DEVICE, Cause.VALUE_READ_OUT))
+        Several((General.TENSOR_ON_DEFAULT_DEVICE, General.VALUE_READ_OUT))
     # PyTorch says which: two devices met (a Python float("-inf") on the line is no value read)
     fill = frames_of([["causal.py", 9, "f", '    scores = scores.masked_fill(~mask, float("-inf"))']])
     assert device_cause("Tensor on device meta is not on the expected device cpu!", fill) == \
-        Cause.TENSOR_ON_DEFAULT_DEVICE
+        General.TENSOR_ON_DEFAULT_DEVICE
     assert device_cause("Could not run 'aten::_local_scalar_dense' with arguments from the 'Meta' backend",
-                        fill) == Cause.VALUE_READ_OUT
+                        fill) == General.VALUE_READ_OUT
 
 
 @pytest.mark.parametrize("type_name, message, where", [
@@ -167,7 +170,7 @@ def test_exceptions_without_a_known_cause_get_none(type_name, message, where):
 
 def test_an_ambiguous_match_names_every_fitting_mistake_never_just_one():
     got = np.zeros((1, 1))
-    A, B, C = Cause.EX1_NO_SCALE, Cause.EX1_WRONG_AXIS, Cause.EX1_MASK_ZERO
+    A, B, C = Ex1Cause.NO_SCALE, Ex1Cause.WRONG_AXIS, Ex1Cause.MASK_ZERO
     hint = diagnose(got, {A: np.zeros((1, 1)), B: np.ones((1, 1)), C: np.zeros((1, 1))})
     assert hint == Several((A, C))
     assert causes.text(hint) == A.sentence + "\n  or: " + C.sentence
@@ -176,28 +179,35 @@ def test_an_ambiguous_match_names_every_fitting_mistake_never_just_one():
 
 
 def test_causes_have_unique_ids_and_sentences():
-    assert len({c.id for c in Cause}) == len(Cause)
-    assert len({c.sentence for c in Cause}) == len(Cause)
-    for c in Cause:
-        assert c.id.split(".")[0] in ("general", "ex1", "ex2", "ex3", "ex4", "ex5", "ex6"), c.id
-        assert Cause(c.id) is c and c.sentence.strip() and "Likely cause" not in c.sentence
+    every = causes.every()
+    assert len({c.id for c in every}) == len(every) > 100
+    assert len({c.sentence for c in every}) == len(every)
+    assert set(General) <= set(every) and set(Ex1Cause) <= set(every) and set(Ex2Cause) <= set(every)
+    areas = {"general"} | {ex.id for ex in EXERCISES}
+    for c in every:
+        assert c.id.split(".")[0] in areas, c.id
+        # an exercise's causes live in its folder and carry its id
+        assert c.id.startswith("general.") == (type(c) is General), c.id
+        assert causes.of_id(c.id) is c and c.sentence.strip() and "Likely cause" not in c.sentence
+    with pytest.raises(KeyError):
+        causes.of_id("ex1.no_such_mistake")
     with pytest.raises(ValueError):
-        Several((A := Cause.EX1_NO_SCALE, A))
+        Several((A := Ex1Cause.NO_SCALE, A))
 
 
 def test_a_cause_has_a_line_of_its_own():
     with pytest.raises(checks.GradingFailure) as info:
-        checks.fail("x: wrong", cause=Cause.EX1_NO_SCALE)
-    assert str(info.value) == "x: wrong\nLikely cause: " + Cause.EX1_NO_SCALE.sentence
-    assert info.value.cause is Cause.EX1_NO_SCALE
+        checks.fail("x: wrong", cause=Ex1Cause.NO_SCALE)
+    assert str(info.value) == "x: wrong\nLikely cause: " + Ex1Cause.NO_SCALE.sentence
+    assert info.value.cause is Ex1Cause.NO_SCALE
     with pytest.raises(TypeError):
         checks.fail("x: wrong", cause="free text is not a cause")      # a hint has an identity
     with pytest.raises(checks.GradingFailure) as info:
         checks.expect_dtype(torch.zeros(2, dtype=torch.float32), torch.bool, "mask")
-    assert info.value.cause is Cause.MASK_NOT_BOOL and "torch.bool" in str(info.value)
+    assert info.value.cause is General.MASK_NOT_BOOL and "torch.bool" in str(info.value)
     with pytest.raises(checks.GradingFailure) as info:
         checks.expect_tuple(np.zeros(3), 2, "f(x)")
-    assert info.value.cause is Cause.RETURNS_ONE_VALUE
+    assert info.value.cause is General.RETURNS_ONE_VALUE
     with pytest.raises(checks.GradingFailure) as info:
         checks.expect_tuple(None, 2, "f(x)")                  # nothing known: no cause invented
     assert "Likely cause:" not in str(info.value) and info.value.cause is None
@@ -209,10 +219,10 @@ def test_a_result_off_by_a_constant_factor_says_so():
     want = np.array([[0.5, -1.0, 2.0], [3.0, 0.25, -4.0]])
     with pytest.raises(checks.GradingFailure) as info:
         checks.expect_close(want * 2.8284, want, "dQ")
-    assert info.value.cause is Cause.CONSTANT_FACTOR and "2.828 times the expected ones" in str(info.value)
+    assert info.value.cause is General.CONSTANT_FACTOR and "2.828 times the expected ones" in str(info.value)
     with pytest.raises(checks.GradingFailure) as info:                 # a known mistake comes first
-        checks.expect_close(want * 2.8284, want, "dQ", mistakes={Cause.EX1_BACK_NO_SCALE: want * 2.8284})
-    assert info.value.cause is Cause.EX1_BACK_NO_SCALE
+        checks.expect_close(want * 2.8284, want, "dQ", mistakes={Ex1Cause.BACK_NO_SCALE: want * 2.8284})
+    assert info.value.cause is Ex1Cause.BACK_NO_SCALE
     for got in (want + 1.0, -want, want * np.array([1.0, 2.0, 1.0])):  # not one positive factor
         with pytest.raises(checks.GradingFailure) as info:
             checks.expect_close(got, want, "dQ")
@@ -228,13 +238,13 @@ def test_the_terminal_summary_shows_the_likely_cause_in_full():
     from autograder.cli import failure_line
     from autograder.results import TestResult
 
-    long = Cause.EX2_TIES_QUICKSORT                     # more than 250 characters
+    long = Ex2Cause.TIES_QUICKSORT                     # more than 250 characters
     assert len(long.sentence) > 250
     test = TestResult("ex2", "top_attended ties", 1.0, output="rows differ " + "x" * 400
-                      + "\nLikely cause: " + long.sentence, cause=(long.id, Cause.EX2_TOP_TIES_HIGH.id))
+                      + "\nLikely cause: " + long.sentence, cause=(long.id, Ex2Cause.TOP_TIES_HIGH.id))
     line = failure_line(test)
     assert line.splitlines()[0].startswith("  ✗ ex2 · top_attended ties: rows differ") and len(line.splitlines()[0]) < 250
-    assert "      Likely cause: " + long.sentence + "\n        or: " + Cause.EX2_TOP_TIES_HIGH.sentence in line
+    assert "      Likely cause: " + long.sentence + "\n        or: " + Ex2Cause.TOP_TIES_HIGH.sentence in line
     assert "Likely cause" not in failure_line(TestResult("ex2", "t", 1.0, output="wrong"))
 
 
@@ -244,10 +254,10 @@ def test_a_result_that_lost_its_size_one_axes_to_squeeze(monkeypatch):
     monkeypatch.setattr(checks, "student_sources", {"causal.py": "def f(w, V):\n    return (w @ V).squeeze()\n"})
     with pytest.raises(checks.GradingFailure) as info:
         checks.expect_shape(np.zeros(3), (1, 3), "output")
-    assert info.value.cause is Cause.SQUEEZE_ALL
+    assert info.value.cause is General.SQUEEZE_ALL
     with pytest.raises(checks.GradingFailure) as info:
         checks.expect_close(np.zeros((4,)), np.zeros((1, 4, 1)), "logits")
-    assert info.value.cause is Cause.SQUEEZE_ALL
+    assert info.value.cause is General.SQUEEZE_ALL
     with pytest.raises(checks.GradingFailure) as info:          # another shape: not that
         checks.expect_shape(np.zeros((3, 1)), (1, 3), "output")
     assert info.value.cause is None

@@ -324,9 +324,10 @@ def test_levels_grade_identically_and_the_attack_gets_nothing(kit):
     assert set(ns["root"]) <= {"usr", "lib", "lib64", "lib32", "opt", "dev", "etc", "proc", "tmp",
                                "var"}, ns["root"]
     assert ns["shadow"] == "denied FileNotFoundError"
-    control = by_level["process"][2]                # same attack, no isolation: it works
+    control = by_level["process"][2]        # same attack, no file isolation: the files are read
     assert all(_content(control[label]) for label in ("kit", "suite", "reference", "metadata")), control
-    assert control["network"] == "open"
+    # the process level keeps the seccomp filter (no socket but AF_UNIX) where one exists
+    assert control["network"] == ("open" if netfilter.program() is None else "denied PermissionError")
     # the user level locked the copy's kit for the worker user, root-owned, 0700
     info = (kit / "source" / "autograder").stat()
     assert (info.st_uid, info.st_mode & 0o077) == (0, 0)

@@ -9,7 +9,8 @@ import pytest
 
 from autograder import check, contract, intake, results
 from autograder.batching.discovery import Entry
-from autograder.diagnosis.causes import Cause
+from autograder.diagnosis import causes
+from autograder.suites.ex1_attention.causes import Ex1Cause
 from autograder.batching.runner import Row, Runner
 from autograder.interop import adapter
 from helpers import grade_cli, solution, write_submission
@@ -144,9 +145,9 @@ def test_each_failure_names_its_cause_as_data(tmp_path):
         ids = (t.get("extra_data") or {}).get("cause")
         assert (text is None) == (ids is None), (t["name"], t["output"], ids)
         if ids:
-            assert text == "\n  or: ".join(Cause(i).sentence for i in ids), (t["name"], t["output"], ids)
+            assert text == "\n  or: ".join(causes.of_id(i).sentence for i in ids), (t["name"], t["output"], ids)
         named += bool(ids)
     assert named and any("ex1.no_scale" in (t.get("extra_data") or {}).get("cause", []) for t in failed)
     # grade's terminal summary shows each failure's likely cause in full
-    assert "\n      Likely cause: " + Cause.EX1_NO_SCALE.sentence + "\n" in run.stdout, run.stdout[-3000:]
+    assert "\n      Likely cause: " + Ex1Cause.NO_SCALE.sentence + "\n" in run.stdout, run.stdout[-3000:]
     assert all("extra_data" not in t for t in run.data["tests"] if t["status"] == "passed")

@@ -281,7 +281,7 @@ def _runtime_path_allowed(rel_path: str) -> bool:
         return rel_path not in _INSTRUCTOR_ONLY
     if len(parts) == 4 and parts[0] == "suites" and parts[2] == "public":
         return parts[1] in {ex.folder for ex in EXERCISES} and parts[3].endswith(".py")
-    if len(parts) == 3 and parts[0] == "suites" and parts[2] == "exercise.py":     # the registry row
+    if len(parts) == 3 and parts[0] == "suites" and parts[2] in ("exercise.py", "causes.py"):   # registry row, causes
         return parts[1] in {ex.folder for ex in EXERCISES}
     return len(parts) == 2 and parts[0] == "diagnosis" and parts[1].endswith(".py")
 
@@ -311,7 +311,7 @@ def test_nothing_from_reference_or_autograder_is_released(release):
     hidden = {d: p for d, p in kit_files.items()
               if p.is_relative_to(ROOT / "reference")
               or (p.is_relative_to(suites) and p.parent != suites          # hidden suite files
-                  and p.name != "exercise.py")                              # (the registry row ships)
+                  and p.name not in ("exercise.py", "causes.py"))           # (registry row, causes ship)
               or (p.parent.name == "diagnosis" and p.name != "__init__.py"
                   and _imports_reference_unguarded(p.read_text()))
               or p.is_relative_to(ROOT / "autograder" / "packaging")}

@@ -395,6 +395,14 @@ MUTANTS = [
     ("values_read", "keeps the device", "return x * torch.tensor(s.tolist(), dtype=x.dtype).unsqueeze(-1)"),
     ("flattened", "leading dim", "return (x.reshape(-1, x.shape[-1]) * s.reshape(-1, 1)).reshape(-1, x.shape[-2], x.shape[-1])"),
 ]
+# each mutant's label (the causes any of which is a right hint, tests/hints.py): the general
+# causes where the mistake is one, "none" where only the new exercise's own diagnosis could name it
+LABELS = {
+    "in_place": "general.in_place", "detached": "general.detached",
+    "to_float32": "general.cast_to_float32 | general.dtype_mix",
+    "to_float64": "general.float64_enters | general.dtype_mix", "squeezed": "general.squeeze_all",
+    "values_read": "general.value_read_out | general.tensor_on_default_device",
+}
 ALTERNATIVES = {
     "einsum": "return torch.einsum('...nd,...n->...nd', x, s)",
     "loop": "return torch.stack([x[..., i, :] * s[..., i, None] for i in range(x.shape[-2])], dim=-2)",
@@ -427,7 +435,8 @@ def _fill_in(kit: Path) -> None:
     base = as_submitted(SOLUTION)
     line = "    return x * s.unsqueeze(-1)\n"
     for case, words, bug in MUTANTS:
-        patch = make_patch(base, base.replace(line, f"    {bug}\n"), [f"# expect-fail: {words}"])
+        label = LABELS.get(case, "none (a formula mistake: the exercise's own causes would name it)")
+        patch = make_patch(base, base.replace(line, f"    {bug}\n"), [f"# expect-fail: {words}", f"# cause-id: {label}"])
         (corpus / "mutants" / f"{case}.diff").write_text(patch, encoding="utf-8")
     for case, body in ALTERNATIVES.items():
         (corpus / "alternatives" / f"{case}.py").write_text(base.replace(line, f"    {body}\n"), encoding="utf-8")
@@ -435,7 +444,7 @@ def _fill_in(kit: Path) -> None:
 
 @pytest.mark.slow
 def test_the_guide_followed_literally_gives_an_exercise_that_keeps_every_guarantee(tmp_path):
-    kit = _copy_kit(tmp_path, ("autograder", "reference", "docs", "solutions", "assignments", "tests"))
+    kit = _copy_kit(tmp_path, ("autograder", "reference", "docs", "solutions", "assignments", "tests", "bench"))
     spec = tmp_path / "shared" / "spec" / "EXERCISES.md"             # beside the checkout, as the guide says
     spec.parent.mkdir(parents=True)
     published = next(p / "shared" / "spec" / "EXERCISES.md" for p in ROOT.parents

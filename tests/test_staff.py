@@ -291,15 +291,15 @@ def test_item_stats_count_graded_exercises_and_use_the_rest_of_the_total():
 
 def test_misconceptions_name_who_has_them():
     from autograder.staff.model import SubmissionView
-    from autograder.diagnosis.causes import Cause
-    mask = (Cause.EX1_INVERTED_MASK.id, Cause.EX1_MASK_IGNORED.id)      # a test cannot tell them apart
+    from autograder.suites.ex1_attention.causes import Ex1Cause
+    mask = (Ex1Cause.INVERTED_MASK.id, Ex1Cause.MASK_IGNORED.id)      # a test cannot tell them apart
     a = _row("Ann", _tests("ex1", 20, [False, False], cause=mask))
     b = _row("Ben", _tests("ex1", 20, [False, True], cause=mask))
-    c = _row("Cat", _tests("ex1", 20, [False, True], cause=(Cause.EX1_NO_SCALE.id,)))
+    c = _row("Cat", _tests("ex1", 20, [False, True], cause=(Ex1Cause.NO_SCALE.id,)))
     (first, second) = stats.misconceptions([SubmissionView(r) for r in (a, b, c)])
     assert (first.cause, first.count, first.students, len(first.tests)) == (
-        f"{Cause.EX1_INVERTED_MASK.sentence}\n  or: {Cause.EX1_MASK_IGNORED.sentence}", 2, ["Ann", "Ben"], 2)
-    assert (second.cause, second.students) == (Cause.EX1_NO_SCALE.sentence, ["Cat"])
+        f"{Ex1Cause.INVERTED_MASK.sentence}\n  or: {Ex1Cause.MASK_IGNORED.sentence}", 2, ["Ann", "Ben"], 2)
+    assert (second.cause, second.students) == (Ex1Cause.NO_SCALE.sentence, ["Cat"])
 
 
 def test_bins_show_the_spread():
@@ -464,6 +464,7 @@ def test_a_weaker_isolation_level_needs_a_look(tmp_path):
 
 FAKE_GRADER = '''#!{python}
 import json, sys
+from autograder.suites.ex1_attention.causes import Ex1Cause
 job = json.load(open(sys.argv[sys.argv.index("--job") + 1]))
 score = float(open(job["submission"] + "/score.txt").read())
 test = {{"name": "ex1 · t", "score": score, "max_score": 20.0, "status": "passed" if score == 20 else "failed",

@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from autograder.diagnosis.causes import Cause, Diagnosis
+from autograder.diagnosis import causes
+from autograder.diagnosis.causes import Cause, Diagnosis, General
 
 
 @dataclass(frozen=True)
@@ -35,23 +36,23 @@ class Frame:
 # --------------------------------------------------------------------------- message rules
 
 _RULES: list[tuple[tuple[str, ...], str, Cause]] = [
-    (("RuntimeError",), r"Can't call numpy\(\) on Tensor that requires grad", Cause.NUMPY_OF_GRAD_TENSOR),
+    (("RuntimeError",), r"Can't call numpy\(\) on Tensor that requires grad", General.NUMPY_OF_GRAD_TENSOR),
     (("RuntimeError",), r"view size is not compatible with input tensor's size and stride",
-     Cause.VIEW_AFTER_TRANSPOSE),
+     General.VIEW_AFTER_TRANSPOSE),
     (("RuntimeError",), r"expected (scalar type|m1 and m2 to have the same dtype|mat1 and mat2 to have the same "
                         r"dtype|both vectors to have same dtype)|(Double|Float|Half) but found (Double|Float|Half)"
-                        r"|mat1 and mat2 must have the same dtype", Cause.DTYPE_MIX),
+                        r"|mat1 and mat2 must have the same dtype", General.DTYPE_MIX),
     (("TypeError",), r"~ \(operator\.invert\) is only implemented on integer and Boolean-type tensors"
-                     r"|masked_fill_? only supports boolean masks|expected BoolTensor", Cause.MASK_NOT_BOOL),
+                     r"|masked_fill_? only supports boolean masks|expected BoolTensor", General.MASK_NOT_BOOL),
     (("RuntimeError",), r"masked_fill_? only supports boolean masks|expected BoolTensor|Expected.*Bool",
-     Cause.MASK_NOT_BOOL),
+     General.MASK_NOT_BOOL),
     (("RuntimeError",), r"a leaf Variable that requires grad is being used in an in-place operation",
-     Cause.IN_PLACE),
+     General.IN_PLACE),
     (("RuntimeError",), r"one of the variables needed for gradient computation has been modified by an inplace",
-     Cause.IN_PLACE_NEEDED_BY_AUTOGRAD),
-    (("TypeError",), r"got an unexpected keyword argument '\w+'", Cause.SIGNATURE_MISSING_PARAMETER),
-    (("TypeError",), r"takes \d+ positional arguments? but \d+ (were|was) given", Cause.SIGNATURE_TOO_FEW_PARAMETERS),
-    (("BannedAPIError",), r"", Cause.BANNED_API),
+     General.IN_PLACE_NEEDED_BY_AUTOGRAD),
+    (("TypeError",), r"got an unexpected keyword argument '\w+'", General.SIGNATURE_MISSING_PARAMETER),
+    (("TypeError",), r"takes \d+ positional arguments? but \d+ (were|was) given", General.SIGNATURE_TOO_FEW_PARAMETERS),
+    (("BannedAPIError",), r"", General.BANNED_API),
 ]
 
 # --------------------------------------------------------------------------- shape errors
@@ -65,10 +66,12 @@ _PRODUCT = r"@|matmul|\bmm\(|bmm\(|einsum|np\.dot|\.dot\("
 
 # dV / dK computed without the transpose their formula needs (the line that raised says which).
 _NO_TRANSPOSE = r"(\.T\b|\.mT\b|swapaxes|transpose|moveaxis|permute|einsum)"
-_GRADIENT_LINES: list[tuple[str, Cause]] = [
-    (r"^\s*(d_?v|grad_?v)\w*\s*=\s*[^#]*@", Cause.EX1_BACK_DV_NOT_T),
-    (r"^\s*(d_?k|grad_?k)\w*\s*=\s*[^#]*@", Cause.EX1_BACK_DK_NOT_T),
-]
+# The patterns are an exercise's (``GRADIENT_LINES`` in its ``causes.py``): a line of code, and
+# the cause a shape error raised on it names.
+
+
+def _gradient_lines() -> list[tuple[str, Cause]]:
+    return [line for module in causes.exercise_modules() for line in getattr(module, "GRADIENT_LINES", ())]
 
 # A mask given an axis it does not need: mask.unsqueeze(…), mask[:, None], mask[None].
 _MASK_EXTRA_AXIS = r"\b\w*mask\w*\s*\.unsqueeze_?\(|\b\w*mask\w*\s*\[\s*(?::\s*,\s*)*None\b"
@@ -86,17 +89,17 @@ def _shape_cause(type_name: str, message: str, frames: list[Frame]) -> Cause | N
     last = _code(frames[-1].line)
     if type_name == "ValueError" and re.search(r"matmul|shapes .* not aligned|could not be broadcast", message) \
             and not re.search(_NO_TRANSPOSE, last):
-        for pattern, cause in _GRADIENT_LINES:
+        for pattern, cause in _gradient_lines():
             if re.search(pattern, last, re.I):
                 return cause
     if type_name == "IndexError" and re.search(_MASK_INDEX_MESSAGE, message) and re.search(r"\[[^\]]*mask", last):
-        return Cause.MASK_INDEXING
+        return General.MASK_INDEXING
     if type_name in ("ValueError", "RuntimeError") and re.search(_SHAPE_MISMATCH, message) \
             and re.search(r"\.T\b", last) and re.search(_PRODUCT, last):
-        return Cause.BATCHED_DOT_T
+        return General.BATCHED_DOT_T
     if type_name in ("ValueError", "RuntimeError") and re.search(_SHAPE_ERROR, message) \
             and any(re.search(_MASK_EXTRA_AXIS, _code(line)) for f in frames for line in f.body.splitlines()):
-        return Cause.MASK_EXTRA_AXIS
+        return General.MASK_EXTRA_AXIS
     return None
 
 
@@ -181,14 +184,14 @@ def device_cause(message: str, frames: list[Frame]) -> Diagnosis | None:
     from autograder.diagnosis.causes import diagnosis_of
 
     if "`value` to be on same device" in message:
-        return Cause.FILL_VALUE_TENSOR
+        return General.FILL_VALUE_TENSOR
     if re.search(_MIXED, message):
-        return Cause.TENSOR_ON_DEFAULT_DEVICE
+        return General.TENSOR_ON_DEFAULT_DEVICE
     if re.search(_VALUE, message):
-        return Cause.VALUE_READ_OUT
+        return General.VALUE_READ_OUT
     read = any(re.search(_VALUE_READ, _code(f.line)) for f in frames[-1:])
     made = any(re.search(_FACTORY, line) and "device" not in line
                for f in frames for line in map(_code, f.body.splitlines()))
     if read != made:
-        return Cause.VALUE_READ_OUT if read else Cause.TENSOR_ON_DEFAULT_DEVICE
-    return diagnosis_of([Cause.TENSOR_ON_DEFAULT_DEVICE, Cause.VALUE_READ_OUT])
+        return General.VALUE_READ_OUT if read else General.TENSOR_ON_DEFAULT_DEVICE
+    return diagnosis_of([General.TENSOR_ON_DEFAULT_DEVICE, General.VALUE_READ_OUT])

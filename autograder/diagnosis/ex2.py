@@ -11,9 +11,10 @@ import numpy as np
 
 from autograder.diagnosis import Candidates, diagnose
 from autograder.diagnosis.causes import Cause, Diagnosis, diagnosis_of
+from autograder.suites.ex2_visualization.causes import Ex2Cause
 
-ROWS_FLIPPED = Cause.EX2_ROWS_FLIPPED
-TRANSPOSED = Cause.EX2_HEATMAP_TRANSPOSED
+ROWS_FLIPPED = Ex2Cause.ROWS_FLIPPED
+TRANSPOSED = Ex2Cause.HEATMAP_TRANSPOSED
 
 
 def heatmap_mistakes(weights: Any) -> Candidates:
@@ -22,10 +23,10 @@ def heatmap_mistakes(weights: Any) -> Candidates:
     return {
         TRANSPOSED: w.T,
         ROWS_FLIPPED: w[::-1],
-        Cause.EX2_COLUMNS_MIRRORED: w[:, ::-1],
-        Cause.EX2_ROTATED: w[::-1, ::-1],
-        Cause.EX2_TRANSPOSED_FLIPPED: w.T[::-1],
-        Cause.EX2_TRANSPOSED_MIRRORED: w.T[:, ::-1],
+        Ex2Cause.COLUMNS_MIRRORED: w[:, ::-1],
+        Ex2Cause.ROTATED: w[::-1, ::-1],
+        Ex2Cause.TRANSPOSED_FLIPPED: w.T[::-1],
+        Ex2Cause.TRANSPOSED_MIRRORED: w.T[:, ::-1],
     }
 
 
@@ -44,17 +45,17 @@ def tick_hint(got: Sequence[str], want: Sequence[str], other: Sequence[str], axi
     """Why the tick labels of ``axis`` ("x"/"y") differ from ``want`` (``other``: the other axis' tokens)."""
     got, want, other = list(got), [str(t) for t in want], [str(t) for t in other]
     if got == want[::-1]:
-        return Cause.EX2_QUERY_LABELS_BOTTOM_UP if axis == "y" else Cause.EX2_KEY_LABELS_RIGHT_TO_LEFT
+        return Ex2Cause.QUERY_LABELS_BOTTOM_UP if axis == "y" else Ex2Cause.KEY_LABELS_RIGHT_TO_LEFT
     if got == other and other != want:
-        return Cause.EX2_TOKENS_SWAPPED
+        return Ex2Cause.TOKENS_SWAPPED
     if [g for g in got if g] == want and len(got) > len(want):
-        return Cause.EX2_EXTRA_TICKS
+        return Ex2Cause.EXTRA_TICKS
     if len(got) == len(want) + 1 and got[1:] == want:
-        return Cause.EX2_TICKS_SHIFTED
+        return Ex2Cause.TICKS_SHIFTED
     if len(got) < len(want) and all(g in want for g in got):
-        return Cause.EX2_TICKS_MISSING
+        return Ex2Cause.TICKS_MISSING
     if got and all(g == "" for g in got):
-        return Cause.EX2_TICKS_UNLABELLED
+        return Ex2Cause.TICKS_UNLABELLED
     return None
 
 
@@ -73,9 +74,9 @@ def top_attended_mistakes(weights: Any, key_tokens: Sequence[str], k: int) -> di
     smallest_last = np.argsort(-w, axis=-1, kind="stable")[:, :k][:, ::-1]
     return {
         **library_tie_orders(w, tokens, k),
-        Cause.EX2_TOP_SMALLEST: pick(ascending),
-        Cause.EX2_TOP_TIES_HIGH: pick(high_ties),
-        Cause.EX2_TOP_INCREASING: pick(smallest_last),
+        Ex2Cause.TOP_SMALLEST: pick(ascending),
+        Ex2Cause.TOP_TIES_HIGH: pick(high_ties),
+        Ex2Cause.TOP_INCREASING: pick(smallest_last),
     }
 
 
@@ -88,9 +89,9 @@ def library_tie_orders(weights: Any, key_tokens: Sequence[str], k: int) -> dict[
     t = torch.from_numpy(w.copy())
     tokens = list(key_tokens)
     orders = {
-        Cause.EX2_TIES_TOPK: t.topk(k, dim=-1).indices.numpy(),
-        Cause.EX2_TIES_ARGSORT_DESCENDING: torch.argsort(t, dim=-1, descending=True)[:, :k].numpy(),
-        Cause.EX2_TIES_QUICKSORT: np.argsort(-w, axis=-1)[:, :k],
+        Ex2Cause.TIES_TOPK: t.topk(k, dim=-1).indices.numpy(),
+        Ex2Cause.TIES_ARGSORT_DESCENDING: torch.argsort(t, dim=-1, descending=True)[:, :k].numpy(),
+        Ex2Cause.TIES_QUICKSORT: np.argsort(-w, axis=-1)[:, :k],
     }
     return {cause: [[tokens[j] for j in row] for row in order.tolist()] for cause, order in orders.items()}
 

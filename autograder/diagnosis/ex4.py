@@ -14,27 +14,28 @@ import numpy as np
 import torch
 
 from autograder.diagnosis import Candidates, pairs
-from autograder.diagnosis.causes import Cause, Diagnosis, diagnosis_of
+from autograder.diagnosis.causes import Diagnosis, diagnosis_of
+from autograder.suites.ex4_causal_mask.causes import Ex4Cause
 
-STRICT = Cause.EX4_STRICT
-INVERTED = Cause.EX4_INVERTED
-BLOCKS_TRUE = Cause.EX4_BLOCKS_TRUE
-NO_MASK = Cause.EX4_NO_MASK
-AFTER = Cause.EX4_MASK_AFTER
-ZERO = Cause.EX4_MASK_ZERO
-NO_SCALE = Cause.EX4_NO_SCALE
-SCALE_DMODEL = Cause.EX4_SCALE_D_MODEL
-WRONG_AXIS = Cause.EX4_WRONG_AXIS
-NEXT_NO_SCALE = Cause.EX4_NEXT_NO_SCALE
-NEXT_BATCH_SOFTMAX = Cause.EX4_NEXT_BATCH_SOFTMAX
-NEXT_LAST_ONLY = Cause.EX4_NEXT_LAST_ONLY
-NEXT_FIRST_ONLY = Cause.EX4_NEXT_FIRST_ONLY
-NEXT_SKIPS_NEWEST = Cause.EX4_NEXT_SKIPS_NEWEST
-GEN_FIRST_POS = Cause.EX4_GEN_FIRST_POSITION
-GEN_NO_PROMPT = Cause.EX4_GEN_NO_PROMPT
-GEN_LAST_TOKEN = Cause.EX4_GEN_LAST_TOKEN
-GEN_ONCE = Cause.EX4_GEN_ONCE
-GEN_HIGHEST_TIE = Cause.EX4_GEN_HIGHEST_TIE
+STRICT = Ex4Cause.STRICT
+INVERTED = Ex4Cause.INVERTED
+BLOCKS_TRUE = Ex4Cause.BLOCKS_TRUE
+NO_MASK = Ex4Cause.NO_MASK
+AFTER = Ex4Cause.MASK_AFTER
+ZERO = Ex4Cause.MASK_ZERO
+NO_SCALE = Ex4Cause.NO_SCALE
+SCALE_DMODEL = Ex4Cause.SCALE_D_MODEL
+WRONG_AXIS = Ex4Cause.WRONG_AXIS
+NEXT_NO_SCALE = Ex4Cause.NEXT_NO_SCALE
+NEXT_BATCH_SOFTMAX = Ex4Cause.NEXT_BATCH_SOFTMAX
+NEXT_LAST_ONLY = Ex4Cause.NEXT_LAST_ONLY
+NEXT_FIRST_ONLY = Ex4Cause.NEXT_FIRST_ONLY
+NEXT_SKIPS_NEWEST = Ex4Cause.NEXT_SKIPS_NEWEST
+GEN_FIRST_POS = Ex4Cause.GEN_FIRST_POSITION
+GEN_NO_PROMPT = Ex4Cause.GEN_NO_PROMPT
+GEN_LAST_TOKEN = Ex4Cause.GEN_LAST_TOKEN
+GEN_ONCE = Ex4Cause.GEN_ONCE
+GEN_HIGHEST_TIE = Ex4Cause.GEN_HIGHEST_TIE
 
 
 def f64(x: Any) -> torch.Tensor:
@@ -125,7 +126,7 @@ def greedy(model: Callable[[torch.Tensor], torch.Tensor], prompt: torch.Tensor,
            GEN_ONCE: run(once=True), GEN_HIGHEST_TIE: run(pick=_last_max),
            GEN_NO_PROMPT: run(keep_prompt=False)}
     if max_new_tokens >= 1:
-        out[Cause.EX4_GEN_TOO_FEW_TOKENS] = run(steps=max_new_tokens - 1)
+        out[Ex4Cause.GEN_TOO_FEW_TOKENS] = run(steps=max_new_tokens - 1)
     return out
 
 

@@ -15,30 +15,31 @@ import torch.nn.functional as F
 
 import reference.lstm_vs_attention as ref
 from autograder.diagnosis.causes import Cause
+from autograder.suites.ex5_lstm_comparison.causes import Ex5Cause
 
 from autograder.diagnosis import Candidates
 
-FIRST_POSITION = Cause.EX5_FIRST_POSITION
-NO_SCALING = Cause.EX5_NO_SCALING
-SCALE_BY_D = Cause.EX5_SCALE_BY_D
-WRONG_SOFTMAX_AXIS = Cause.EX5_WRONG_SOFTMAX_AXIS
-NO_POSITIONS = Cause.EX5_NO_POSITIONS
-MEAN_POOL = Cause.EX5_MEAN_POOL
-NO_VALUE = Cause.EX5_NO_VALUE
-LSTM_FIRST = Cause.EX5_LSTM_FIRST
-LSTM_MEAN = Cause.EX5_LSTM_MEAN
-LSTM_CELL = Cause.EX5_LSTM_CELL
-LOSS_AFTER_UPDATE = Cause.EX5_LOSS_AFTER_UPDATE
-NO_ZERO_GRAD = Cause.EX5_NO_ZERO_GRAD
-ZERO_GRAD_BEFORE_STEP = Cause.EX5_ZERO_GRAD_BEFORE_STEP
-IGNORED_LR = Cause.EX5_IGNORED_LR
-SGD = Cause.EX5_SGD
-DEFAULT_LR = Cause.EX5_DEFAULT_LR
-GRAD_SUM_BATCH = Cause.EX5_GRAD_SUM_BATCH
-GRAD_SQUARED = Cause.EX5_GRAD_SQUARED
-GRAD_OF_LOSS = Cause.EX5_GRAD_OF_LOSS
-GRAD_ALL_LOGITS = Cause.EX5_GRAD_ALL_LOGITS
-GRAD_NORM_OF_MEAN = Cause.EX5_GRAD_NORM_OF_MEAN
+FIRST_POSITION = Ex5Cause.FIRST_POSITION
+NO_SCALING = Ex5Cause.NO_SCALING
+SCALE_BY_D = Ex5Cause.SCALE_BY_D
+WRONG_SOFTMAX_AXIS = Ex5Cause.WRONG_SOFTMAX_AXIS
+NO_POSITIONS = Ex5Cause.NO_POSITIONS
+MEAN_POOL = Ex5Cause.MEAN_POOL
+NO_VALUE = Ex5Cause.NO_VALUE
+LSTM_FIRST = Ex5Cause.LSTM_FIRST
+LSTM_MEAN = Ex5Cause.LSTM_MEAN
+LSTM_CELL = Ex5Cause.LSTM_CELL
+LOSS_AFTER_UPDATE = Ex5Cause.LOSS_AFTER_UPDATE
+NO_ZERO_GRAD = Ex5Cause.NO_ZERO_GRAD
+ZERO_GRAD_BEFORE_STEP = Ex5Cause.ZERO_GRAD_BEFORE_STEP
+IGNORED_LR = Ex5Cause.IGNORED_LR
+SGD = Ex5Cause.SGD
+DEFAULT_LR = Ex5Cause.DEFAULT_LR
+GRAD_SUM_BATCH = Ex5Cause.GRAD_SUM_BATCH
+GRAD_SQUARED = Ex5Cause.GRAD_SQUARED
+GRAD_OF_LOSS = Ex5Cause.GRAD_OF_LOSS
+GRAD_ALL_LOGITS = Ex5Cause.GRAD_ALL_LOGITS
+GRAD_NORM_OF_MEAN = Ex5Cause.GRAD_NORM_OF_MEAN
 
 
 # --------------------------------------------------------------------------- attention
@@ -61,7 +62,7 @@ def attention_classify(model: ref.AttentionClassifier, x: torch.Tensor) -> Candi
         WRONG_SOFTMAX_AXIS: model.head((torch.softmax(raw / math.sqrt(d), dim=-2) @ v)[:, -1]),
         MEAN_POOL: model.head((good @ v).mean(dim=1)),
         NO_VALUE: model.head((good @ x)[:, -1]),
-        Cause.EX5_FIRST_POSITION_UNSCALED: model.head((torch.softmax(raw, dim=-1) @ v)[:, 0]),
+        Ex5Cause.FIRST_POSITION_UNSCALED: model.head((torch.softmax(raw, dim=-1) @ v)[:, 0]),
     }
 
 
@@ -109,7 +110,7 @@ def gradient_norms(model, tokens: torch.Tensor, labels: torch.Tensor) -> Candida
     return {GRAD_SUM_BATCH: g_logit.norm(dim=-1).sum(dim=0),
             GRAD_SQUARED: (g_logit ** 2).sum(dim=-1).mean(dim=0),
             GRAD_OF_LOSS: g_loss.norm(dim=-1).mean(dim=0),
-            Cause.EX5_GRAD_OF_LOSS_SUMMED: g_loss.norm(dim=-1).sum(dim=0),
+            Ex5Cause.GRAD_OF_LOSS_SUMMED: g_loss.norm(dim=-1).sum(dim=0),
             GRAD_ALL_LOGITS: g_all.norm(dim=-1).mean(dim=0),
             GRAD_NORM_OF_MEAN: g_logit.mean(dim=0).norm(dim=-1)}
 
@@ -152,9 +153,9 @@ def train_losses(model, tokens: torch.Tensor, labels: torch.Tensor, steps: int, 
 
 # --------------------------------------------------------------------------- dataset
 
-LABELS_LAST = Cause.EX5_LABELS_LAST
-LABELS_SECOND = Cause.EX5_LABELS_SECOND
-LABELS_SHAPE = Cause.EX5_LABELS_SHAPE
+LABELS_LAST = Ex5Cause.LABELS_LAST
+LABELS_SECOND = Ex5Cause.LABELS_SECOND
+LABELS_SHAPE = Ex5Cause.LABELS_SHAPE
 
 
 def dataset_labels(tokens: torch.Tensor, labels: torch.Tensor) -> Cause | None:

@@ -13,21 +13,22 @@ import torch
 
 from autograder.diagnosis import Candidates
 from autograder.diagnosis.causes import Cause
+from autograder.suites.ex6_positional_encoding.causes import Ex6Cause
 
-SWAPPED = Cause.EX6_SWAPPED
-NOT_INTERLEAVED = Cause.EX6_NOT_INTERLEAVED
-EXPONENT_I = Cause.EX6_EXPONENT_I
-EXPONENT_COLUMN = Cause.EX6_EXPONENT_COLUMN
-FROM_ONE = Cause.EX6_FROM_ONE
-MULTIPLIED = Cause.EX6_MULTIPLIED
-INTEGER_DIVISION = Cause.EX6_INTEGER_DIVISION
-ODD_LAST_ZERO = Cause.EX6_ODD_LAST_ZERO
-ODD_LAST_COS = Cause.EX6_ODD_LAST_COS
-IN_FLOAT32 = Cause.EX6_IN_FLOAT32
-LEARNED_FROM_ONE = Cause.EX6_LEARNED_FROM_ONE
-LEARNED_ONLY_POS = Cause.EX6_LEARNED_ONLY_POS
-LEARNED_WHOLE = Cause.EX6_LEARNED_WHOLE
-ADD_REVERSED = Cause.EX6_ADD_REVERSED
+SWAPPED = Ex6Cause.SWAPPED
+NOT_INTERLEAVED = Ex6Cause.NOT_INTERLEAVED
+EXPONENT_I = Ex6Cause.EXPONENT_I
+EXPONENT_COLUMN = Ex6Cause.EXPONENT_COLUMN
+FROM_ONE = Ex6Cause.FROM_ONE
+MULTIPLIED = Ex6Cause.MULTIPLIED
+INTEGER_DIVISION = Ex6Cause.INTEGER_DIVISION
+ODD_LAST_ZERO = Ex6Cause.ODD_LAST_ZERO
+ODD_LAST_COS = Ex6Cause.ODD_LAST_COS
+IN_FLOAT32 = Ex6Cause.IN_FLOAT32
+LEARNED_FROM_ONE = Ex6Cause.LEARNED_FROM_ONE
+LEARNED_ONLY_POS = Ex6Cause.LEARNED_ONLY_POS
+LEARNED_WHOLE = Ex6Cause.LEARNED_WHOLE
+ADD_REVERSED = Ex6Cause.ADD_REVERSED
 
 
 def _angles(max_len: int, d_model: int, *, start: int = 0, exponent: str = "2i",
@@ -107,7 +108,7 @@ def added(x: Any, pe: Any) -> Candidates:
     x = torch.as_tensor(x).detach().to(torch.float64)
     pe = torch.as_tensor(pe).detach().to(torch.float64)
     n = x.shape[-2]
-    return {ADD_REVERSED: x + pe[pe.shape[0] - n:], Cause.EX6_ADD_ONLY_PE: pe[:n].expand_as(x).clone()}
+    return {ADD_REVERSED: x + pe[pe.shape[0] - n:], Ex6Cause.ADD_ONLY_PE: pe[:n].expand_as(x).clone()}
 
 
 def row_zero_hint(row: Any) -> Cause | None:

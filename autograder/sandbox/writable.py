@@ -8,7 +8,9 @@ entries in (world-writable ones, or its own, or its group's), and the user level
 of them after every worker (:func:`autograder.sandbox.users.remove_user_files`).
 
 The walk is iterative and bounded (directories visited, depth), follows no symbolic link,
-and is done once per process (about 30,000 directories on a Debian root: 1 to 4 s).
+and is done once per process (about 30,000 directories on a Debian root: 1 to 4 s). Its limit:
+a writable folder that another user makes after the walk (while the grader runs) is not
+swept; Landlock, where the kernel has it, confines the worker by construction instead.
 """
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ def context(view: ClassView, analysis: Analysis) -> JSONObject:
         "view": view, "facts": view.facts, "options": view.options,
         "generated": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
         "isolation": sorted(view.isolation_levels().items()),
-        "attention": analysis.attention, "distributions": distributions(view),
+        "needs_look": analysis.attention, "distributions": distributions(view),
         "items": analysis.items, "look": analysis.look,
         "look_share": stats.LOOK_SHARE, "look_min": stats.LOOK_MIN,
         "misconceptions": analysis.misconceptions,

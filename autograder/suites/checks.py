@@ -18,6 +18,7 @@ import torch
 from autograder.jsontypes import JSONObject
 from autograder.diagnosis import Candidates, diagnose
 from autograder.diagnosis.causes import Cause, Diagnosis, Several, text as cause_text
+from autograder.diagnosis.causes import General
 from autograder.sandbox.errors import ExerciseUnavailable, StudentError, WorkerCrashed, describe_error
 
 
@@ -89,7 +90,7 @@ def expect_tuple(value: Any, length: int, what: str) -> tuple:
     if not isinstance(value, (tuple, list)) or len(value) != length:
         got = f"{type(value).__name__} of length {len(value)}" if isinstance(value, (tuple, list)) \
             else type(value).__name__
-        cause = Cause.RETURNS_ONE_VALUE if isinstance(value, (np.ndarray, torch.Tensor)) else None
+        cause = General.RETURNS_ONE_VALUE if isinstance(value, (np.ndarray, torch.Tensor)) else None
         fail(f"{what}: expected a tuple of {length} values, got {got}", cause)
     return tuple(value)
 
@@ -111,7 +112,7 @@ def shape_cause(got: tuple[int, ...], want: tuple[int, ...]) -> Cause | None:
     if 1 not in want or tuple(d for d in want if d != 1) != tuple(got):
         return None
     code = "\n".join(line.split("#")[0] for text in student_sources.values() for line in text.splitlines())
-    return Cause.SQUEEZE_ALL if re.search(r"\.squeeze\(\s*\)|torch\.squeeze\(\s*[^,()]+\)", code) else None
+    return General.SQUEEZE_ALL if re.search(r"\.squeeze\(\s*\)|torch\.squeeze\(\s*[^,()]+\)", code) else None
 
 
 def expect_dtype(value: Any, dtype: torch.dtype | np.dtype, what: str) -> None:
@@ -128,11 +129,11 @@ def expect_dtype(value: Any, dtype: torch.dtype | np.dtype, what: str) -> None:
 def dtype_cause(got: Any, want: Any) -> Cause | None:
     """The usual reason for a result of dtype ``got`` where ``want`` was due."""
     if want == torch.bool and got is not None and got != torch.bool:
-        return Cause.MASK_NOT_BOOL
+        return General.MASK_NOT_BOOL
     if want in (torch.float32, torch.float16, torch.bfloat16) and got == torch.float64:
-        return Cause.FLOAT64_ENTERS
+        return General.FLOAT64_ENTERS
     if want == torch.float64 and got in (torch.float32, torch.float16, torch.bfloat16):
-        return Cause.CAST_TO_FLOAT32
+        return General.CAST_TO_FLOAT32
     return None
 
 
@@ -231,7 +232,7 @@ def expect_close(actual: Any, expected: Any, what: str, *, inputs: str = "",
          f"{float(diff.max()):.3g} at index {tuple(int(i) for i in index)} "
          f"(tolerance {atol:g} + {rtol:g}·|expected|)"
          + (f"; your values are {factor:.4g} times the expected ones" if factor is not None else ""),
-         cause or (Cause.CONSTANT_FACTOR if factor is not None else None))
+         cause or (General.CONSTANT_FACTOR if factor is not None else None))
 
 
 def constant_factor(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> float | None:
@@ -322,7 +323,7 @@ def calling(what: str) -> Iterator[None]:
 
 
 def expect_no_banned_apis(submission: Any, exercise_id: str, run: Callable[[], Any], *,
-                          rules: str, cause: Cause = Cause.BANNED_API) -> None:
+                          rules: str, cause: Cause = General.BANNED_API) -> None:
     """The banned-API test every suite shares (one rule, one message style).
 
     The points are for working hand-written code: ``run`` calls the exercise's main

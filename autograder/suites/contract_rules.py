@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from autograder.diagnosis.causes import Cause, Diagnosis
+from autograder.diagnosis.causes import General
 from autograder.diagnosis.errors import cause_of_error, device_cause, frames_of
 from autograder.suites import checks
 
@@ -49,7 +50,7 @@ def expect_inputs_unchanged(support: Any, fn: Any, what: str, args: list, names:
         text = f"{error['type']}: {error['message']}"
         in_place = "in-place" in text or "inplace" in text
         checks.fail(f"{what} failed when its inputs are {KIND_TEXT[kind]}: {text[:300]}",
-                    Cause.IN_PLACE if in_place else _cause(error))
+                    General.IN_PLACE if in_place else _cause(error))
     if report.get("nonfinite"):
         checks.fail(f"{what} returned NaN or inf for finite inputs ({KIND_TEXT[kind]}): this rule is "
                     "judged on a call that works")
@@ -62,7 +63,7 @@ def expect_inputs_unchanged(support: Any, fn: Any, what: str, args: list, names:
     touched = [n for n, c in zip(names, report["changes"]) if not c == 0.0]
     if touched:
         checks.fail(f"{what} modified its input{'s' if len(touched) > 1 else ''} {', '.join(touched)} "
-                    f"in place ({KIND_TEXT[kind]})", Cause.IN_PLACE)
+                    f"in place ({KIND_TEXT[kind]})", General.IN_PLACE)
 
 
 def expect_on_meta(support: Any, target: Any, what: str, args: list, *, outputs: list[str],
@@ -95,7 +96,7 @@ def expect_on_meta(support: Any, target: Any, what: str, args: list, *, outputs:
         if out["device"] != "meta":
             checks.fail(f"{what} does not keep the device: with its inputs on PyTorch's meta device, {name} "
                         f"came back on {out['device']} ({META})",
-                        on_cpu_cause or Cause.RESULT_ON_CPU)
+                        on_cpu_cause or General.RESULT_ON_CPU)
         if out["dtype"] != dtype:
             checks.fail(f"{what}: {name} has dtype {out['dtype']}, expected {dtype} (with its inputs on "
                         f"the meta device)", checks.dtype_cause(_torch_dtype(out["dtype"]), _torch_dtype(dtype)))

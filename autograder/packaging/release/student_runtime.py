@@ -10,7 +10,8 @@ instructor's files. What it holds, and nothing else:
   ``suites/pytest.ini``, ``diagnosis/__init__``, ``diagnosis/causes``;
 * ``cli.py``: a generated two-liner re-exporting :func:`autograder.check.main` (``check`` only);
 * each released exercise's ``suites/<folder>/exercise.py`` (its registry row: the registry,
-  ``contract.py``, finds the exercises there) and its public tests, in the kit's own layout
+  ``contract.py``, finds the exercises there), its ``causes.py`` (the mistakes its tests
+  name; no reference code) and its public tests, in the kit's own layout
   (``suites/<folder>/public/test_*.py``), so they run exactly as on the grader;
 * the ``support/`` helpers the public tests call (``support.<name>``), and the modules those
   import; ``support/__init__.py`` is generated to import only those. The rest (e.g. the
@@ -39,6 +40,7 @@ CORE = ("__init__.py", "__main__.py", "contract.py", "results.py", "textsafe.py"
 CORE_GLOBS = ("intake/*.py", "sandbox/*.py")
 PUBLIC_PATTERNS = ("test_*.py", "conftest.py")
 REGISTRY_ROW = "exercise.py"          # an exercise's registry row, in its suite folder
+CAUSES = "causes.py"                  # an exercise's causes (diagnosis ids and sentences)
 FORBIDDEN_IMPORTS = ("reference", "solutions", "tests")
 # Kit modules that never ship, even when the core names them (the instructor's commands).
 INSTRUCTOR_ONLY = frozenset({"batch", "cli", "gradebook", "packaging", "interop"})
@@ -85,6 +87,8 @@ def runtime_files(root: Path, exercises: Iterable[Exercise] = EXERCISES) -> tupl
     public: set[str] = set()
     for ex in exercises:
         add(f"suites/{ex.folder}/{REGISTRY_ROW}")
+        if (kit / "suites" / ex.folder / CAUSES).is_file():       # the mistakes its tests can name
+            add(f"suites/{ex.folder}/{CAUSES}")
         folder = kit / "suites" / ex.folder / "public"
         for pattern in PUBLIC_PATTERNS:
             for path in sorted(folder.glob(pattern)) if folder.is_dir() else []:
@@ -220,7 +224,7 @@ def _verify(kit: Path, files: dict[str, str]) -> None:
         parts = PurePosixPath(rel).parts
         if PurePosixPath(rel).name in graded:
             problems.append(f"{rel}: named like a graded file")
-        if parts[0] == "suites" and len(parts) > 2 and parts[2] not in ("public", REGISTRY_ROW):
+        if parts[0] == "suites" and len(parts) > 2 and parts[2] not in ("public", REGISTRY_ROW, CAUSES):
             problems.append(f"{rel}: a hidden suite file")
         if not rel.endswith(".py"):
             continue

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from autograder import seeds
-from autograder.diagnosis.causes import Cause
+from autograder.diagnosis.causes import General
 from autograder.suites import checks
 
 
@@ -81,6 +81,6 @@ def expect_unchanged(changes: list[float], names: list[str], function: str,
     touched = [n for n, c in zip(names, changes) if not (c <= tolerance)]
     if touched:
         checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place",
-                    Cause.IN_PLACE)
+                    General.IN_PLACE)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import reference.attention as ref
 from autograder.diagnosis import ex1 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.diagnosis.causes import General
 from autograder.suites import checks
 from autograder.suites.ex1_attention import common
 from autograder.support import functions
@@ -134,7 +134,7 @@ def test_numerical_gradient_leaves_x_unchanged(student, support):
         dust = all(0 <= r.get("second_change", -1.0) <= eps * 1e-6 for r in several)
         checks.fail(f"{NAME}: f was called at a point where {several[0]['n_changed']} entries of x "
                     f"differ from x at once; perturb one entry at a time ({inputs})",
-                    Cause.IN_PLACE if dust else None)
+                    General.IN_PLACE if dust else None)
     perturbed = [r for r in records if r["n_changed"] == 1]
     if len(perturbed) < 2 * x.size:
         checks.fail(f"{NAME}: f was called at only {len(perturbed)} perturbed points; central "

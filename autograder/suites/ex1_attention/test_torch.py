@@ -6,7 +6,7 @@ import torch
 
 import reference.attention as ref
 from autograder.diagnosis import ex1 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.diagnosis.causes import General
 from autograder.suites import checks
 from autograder.suites.ex1_attention import common
 
@@ -93,7 +93,7 @@ def test_torch_differentiable(student, support, masked):
             checks.fail(f"{NAME}: the returned {name} came back with requires_grad=False although "
                         f"Q, K, V require grad: it is cut off from autograd; do not use .detach(), "
                         f".numpy(), .item() or torch.no_grad() on the computation path ({inputs})",
-                        cause=Cause.DETACHED)
+                        cause=General.DETACHED)
     if res["error"]:
         checks.fail(f"{NAME}: backpropagating through your result failed: {res['error']} ({inputs})")
     # expected: the reference's analytic backward (itself checked against torch autograd in the

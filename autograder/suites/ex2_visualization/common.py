@@ -12,7 +12,7 @@ import numpy as np
 from autograder.jsontypes import JSONObject
 from autograder import seeds
 from autograder.diagnosis import ex2 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex2_visualization.causes import Ex2Cause
 from autograder.suites.checks import expect_finite_heatmap, fail, shown_matrix  # noqa: F401 (the suite's tests import them from here)
 
 
@@ -83,7 +83,7 @@ def expect_axis_labels(info: JSONObject, what: str) -> None:
         swapped = "Query" in xlabel and "Key" in ylabel
         fail(f"{what}: the x label must contain \"Key\" and the y label \"Query\"; got "
              f"x label {xlabel[:60]!r} and y label {ylabel[:60]!r}",
-             Cause.EX2_AXIS_LABELS_SWAPPED if swapped else None)
+             Ex2Cause.AXIS_LABELS_SWAPPED if swapped else None)
 
 
 def expect_clim(info: JSONObject, what: str) -> None:
@@ -93,7 +93,7 @@ def expect_clim(info: JSONObject, what: str) -> None:
     if not np.allclose(clim, [0.0, 1.0], rtol=0, atol=1e-9):
         fail(f"{what}: the colour limits should be exactly 0 and 1 (vmin=0, vmax=1), got "
              f"{round(float(clim[0]), 4)} and {round(float(clim[1]), 4)}",
-             Cause.EX2_NO_COLOUR_LIMITS)
+             Ex2Cause.NO_COLOUR_LIMITS)
 
 
 def expect_types(types: Any, kind: str, what: str) -> None:

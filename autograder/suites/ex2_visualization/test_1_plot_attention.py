@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex2_visualization.causes import Ex2Cause
 from autograder.suites.checks import fail
 from autograder.suites.ex2_visualization.common import (expect_axis_labels, expect_clim,
                                                          expect_finite_heatmap, expect_matrix,
@@ -59,7 +59,7 @@ def test_colorbar(plain):
     if not info.get("has_colorbar"):
         fail("plot_attention: no colorbar is attached to the heatmap "
              "(keep what imshow returns and call fig.colorbar(image, ax=ax))",
-             cause=Cause.EX2_NO_COLORBAR)
+             cause=Ex2Cause.NO_COLORBAR)
 
 
 @pytest.mark.points(1.5)
@@ -88,10 +88,10 @@ def test_no_title_when_none(plain):
     if got.strip() == "None":
         fail("plot_attention(…) without a title shows the title 'None': only call "
              "ax.set_title(title) when title is not None",
-             cause=Cause.EX2_TITLE_NONE_SHOWN)
+             cause=Ex2Cause.TITLE_NONE_SHOWN)
     if got.strip():
         fail(f"plot_attention(…) without a title: the axes title should be left unset, got {got[:80]!r}",
-             cause=Cause.EX2_DEFAULT_TITLE)
+             cause=Ex2Cause.DEFAULT_TITLE)
 
 
 @pytest.mark.points(0.5)
@@ -103,7 +103,7 @@ def test_cmap(plain, titled):
     if got != "magma":
         fail(f"plot_attention(…, cmap=\"magma\"): the heatmap uses colormap {got!r}; "
              "pass cmap on to imshow / pcolormesh",
-             cause=Cause.EX2_CMAP_IGNORED)
+             cause=Ex2Cause.CMAP_IGNORED)
     got = got_axes(plain).get("cmap")
     if got != "viridis":
         fail(f"plot_attention(…) without cmap should use \"viridis\"; got {got!r}")
@@ -120,7 +120,7 @@ def test_draws_into_given_ax(into_given_ax):
         other = "" if d["left"].get("matrix") is None else " (it drew into a different axes of the figure)"
         fail("plot_attention(…, ax=ax): nothing was drawn into the given ax" + (other or
              ": draw with ax.imshow(…) rather than plt.imshow(…) or a new figure"),
-             cause=Cause.EX2_GIVEN_AX_IGNORED)
+             cause=Ex2Cause.GIVEN_AX_IGNORED)
     expect_matrix(info, d["weights"], "plot_attention(…, ax=ax)")
     if d["left"].get("matrix") is not None:
         fail("plot_attention(…, ax=ax) also drew into another axes of the figure")

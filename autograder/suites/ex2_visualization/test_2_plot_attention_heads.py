@@ -7,6 +7,7 @@ import pytest
 
 from autograder.jsontypes import JSONObject
 from autograder.diagnosis.causes import Cause
+from autograder.suites.ex2_visualization.causes import Ex2Cause
 from autograder.suites.checks import fail
 from autograder.suites.ex2_visualization.common import (expect_axis_labels, expect_clim,
                                                          expect_finite_heatmap, expect_matrix,
@@ -74,9 +75,9 @@ def expect_grid(drawn: JSONObject) -> None:
 def _grid_cause(got: list[int], want: list[int], h: int, ncols: int) -> Cause | None:
     """Rows and columns swapped, or ncols columns for fewer heads than ncols; else none known."""
     if got == want[::-1]:
-        return Cause.EX2_GRID_SWAPPED
+        return Ex2Cause.GRID_SWAPPED
     if h < ncols and got[1] == ncols and got[0] == want[0]:
-        return Cause.EX2_GRID_NCOLS_NOT_CAPPED
+        return Ex2Cause.GRID_NCOLS_NOT_CAPPED
     return None
 
 
@@ -103,6 +104,7 @@ def test_grid_shape(heads5):
 
 
 @pytest.mark.points(1)
+@pytest.mark.contract("plot_attention_heads/grid")
 def test_heads_fill_whole_rows(heads4):
     """h a multiple of ncols: ceil(h / ncols) rows, each full (no extra row)"""
     expect_grid(heads4)
@@ -132,7 +134,7 @@ def test_head_titles(heads5):
             zero = got == f"Head {i}"
             fail(f"{_call(heads5)}: the heatmap in cell {i} (row-major) should be titled "
                  f"\"Head {i + 1}\"; got {got[:40]!r}",
-                 cause=Cause.EX2_HEADS_FROM_ZERO if zero else Cause.EX2_HEADS_COLUMN_MAJOR if _column_major(titles, _figure(heads5).get("grid")) else None)
+                 cause=Ex2Cause.HEADS_FROM_ZERO if zero else Ex2Cause.HEADS_COLUMN_MAJOR if _column_major(titles, _figure(heads5).get("grid")) else None)
 
 
 def _column_major(titles: list[str], grid) -> bool:
@@ -172,7 +174,7 @@ def test_head_colours(heads5):
     if not fig.get("n_colorbars"):
         fail(f"{_call(heads5)}: the figure has no colorbar (one per head or one shared "
              "colorbar, e.g. fig.colorbar(image, ax=axes))",
-             cause=Cause.EX2_HEADS_NO_COLORBAR)
+             cause=Ex2Cause.HEADS_NO_COLORBAR)
 
 
 @pytest.mark.points(1)
@@ -189,7 +191,7 @@ def test_spare_cells_hidden(heads5):
         if row * ncols + col >= h and _visible(ax):
             fail(f"{_call(heads5)}: grid cell (row {row}, column {col}) has no head but its "
                  "empty axes is still shown: hide it with ax.set_visible(False) or ax.axis('off')",
-                 cause=Cause.EX2_SPARE_CELLS_SHOWN)
+                 cause=Ex2Cause.SPARE_CELLS_SHOWN)
     visible = [ax for ax in fig["axes"] if _visible(ax)]
     if len(visible) > h:
         fail(f"{_call(heads5)}: {len(visible)} axes are shown for {h} heads: hide the unused "
@@ -205,7 +207,7 @@ def test_suptitle(heads5):
     if got != heads5["title"]:
         fail(f"plot_attention_heads(…, title=…): the figure's suptitle should be the given text "
              f"(fig.suptitle(title)); got {got[:80]!r}",
-             cause=Cause.EX2_NO_SUPTITLE)
+             cause=Ex2Cause.NO_SUPTITLE)
 
 
 @pytest.mark.note("The contract says the suptitle is set when a title is given and says nothing when "

@@ -7,7 +7,7 @@ import torch
 
 import reference.visualize as ref
 from autograder.diagnosis import ex2 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex2_visualization.causes import Ex2Cause
 from autograder.suites.checks import fail
 from autograder.suites.ex2_visualization.common import weights
 
@@ -28,7 +28,7 @@ def _expect_top(got, w: np.ndarray, k: int, what: str) -> None:
             fail(f"{what}: row {i} should be a list of {k} key tokens (strings), got "
                  f"{type(row).__name__}" + (" of " + ", ".join(sorted({type(t).__name__ for t in row}))
                                             if isinstance(row, (list, tuple)) else ""),
-                 Cause.EX2_TOP_INDICES if isinstance(row, (list, tuple)) and row and not isinstance(row[0], str) else None)
+                 Ex2Cause.TOP_INDICES if isinstance(row, (list, tuple)) and row and not isinstance(row[0], str) else None)
         if len(row) != k:
             fail(f"{what}: row {i} should hold k={k} tokens, got {len(row)}")
     if got == want:

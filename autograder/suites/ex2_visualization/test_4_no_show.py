@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex2_visualization.causes import Ex2Cause
 from autograder.suites.checks import fail
 from autograder.suites.ex2_visualization.common import expect_finite_heatmap, got_axes
 
@@ -21,7 +21,7 @@ def test_no_plt_show(plain, heads5, heads2):
         if drawn.get("shows"):
             fail(f"{what}(…) called plt.show() {drawn['shows']} time(s): return the figure or axes "
                  "and let the caller decide to show it",
-                 cause=Cause.EX2_PLT_SHOW)
+                 cause=Ex2Cause.PLT_SHOW)
 
 
 def _expect_a_working_plot(drawn: dict, what: str) -> None:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex3_multihead.causes import Ex3Cause
+from autograder.diagnosis.causes import General
 from autograder.sandbox import NotImplementedByStudent, StudentError
 from autograder.suites.checks import expect_no_banned_apis, fail
 from autograder.suites.ex3_multihead import common
@@ -42,7 +43,7 @@ def _expect_parameters(info: dict, d: int, bias: bool, what: str) -> None:
         fail(f"{what}: unexpected parameter(s) {extra[:8]}: the module should have only "
              "the weights (and biases, when bias=True) of W_q, W_k, W_v, W_o"
              + ("; pass bias=bias on to every nn.Linear" if all(x.endswith(".bias") for x in extra) else ""),
-             cause=Cause.EX3_BIAS_IGNORED)
+             cause=Ex3Cause.BIAS_IGNORED)
     bad = {k: got[k] for k in want if list(got[k]) != want[k]}
     if bad:
         fail(f"{what}: parameter shapes should be (d_model, d_model) for weights and "
@@ -89,10 +90,10 @@ def test_value_error(student):
             if kind != "ValueError":
                 fail(f"{what} should raise ValueError ({d} is not divisible by {h}); it raised "
                      f"{kind or 'an error'}",
-                     Cause.ASSERT_FOR_VALUE_ERROR if kind == "AssertionError" else None)
+                     General.ASSERT_FOR_VALUE_ERROR if kind == "AssertionError" else None)
         else:
             fail(f"{what} should raise ValueError ({d} is not divisible by {h}) but raised nothing",
-                 cause=Cause.EX3_NO_DIVISIBILITY_CHECK)
+                 cause=Ex3Cause.NO_DIVISIBILITY_CHECK)
     # the points are for a check in a working module, not for a constructor that only raises
     expect_uses_loaded_weights(student.multihead.MultiHeadAttention(12, 3), "MultiHeadAttention(12, 3)", 12, 3)
 

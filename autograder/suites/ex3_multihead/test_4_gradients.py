@@ -6,6 +6,7 @@ import torch
 
 from autograder import seeds
 from autograder.diagnosis.causes import Cause
+from autograder.suites.ex3_multihead.causes import Ex3Cause
 from autograder.suites.checks import describe_inputs, expect_close, fail
 from autograder.suites.ex3_multihead.common import B, D_MODEL, N, M, inputs, random_mask, reference_model
 
@@ -21,10 +22,10 @@ def _dead_cause(dead: list[str]) -> Cause | None:
     path detached or several projections unused."""
     projections = sorted({n.split(".")[0] for n in dead})
     if projections == ["W_o"]:
-        return Cause.EX3_NO_W_O
+        return Ex3Cause.NO_W_O
     if len(projections) == 1:
         return None
-    return Cause.EX3_PARAMETERS_WITHOUT_GRADIENT
+    return Ex3Cause.PARAMETERS_WITHOUT_GRADIENT
 
 
 @pytest.mark.points(2.5)

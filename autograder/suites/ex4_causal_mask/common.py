@@ -14,6 +14,8 @@ import torch
 import reference.attention as ref_attention
 from autograder import seeds
 from autograder.diagnosis.causes import Cause, Diagnosis, diagnosis_of
+from autograder.suites.ex4_causal_mask.causes import Ex4Cause
+from autograder.diagnosis.causes import General
 from autograder.suites import checks
 
 
@@ -47,7 +49,7 @@ def expect_unchanged(changes: list[float], names: list[str], function: str) -> N
     touched = [n for n, c in zip(names, changes) if c != 0.0]
     if touched:
         checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place",
-                    Cause.IN_PLACE)
+                    General.IN_PLACE)
 
 
 def expect_mask(value: Any, want: torch.Tensor, what: str, inputs: str,
@@ -96,4 +98,4 @@ def nan_rows_hint(weights: Any) -> Cause | None:
         return mistakes.STRICT
     if bad[-1] and not bad[0]:
         return mistakes.BLOCKS_TRUE
-    return Cause.EX4_FULLY_MASKED_ROW
+    return Ex4Cause.FULLY_MASKED_ROW

@@ -6,7 +6,7 @@ import torch
 
 import reference.causal as ref
 from autograder.diagnosis import ex4 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.diagnosis.causes import General
 from autograder.suites import checks
 from autograder.suites.ex4_causal_mask import common
 
@@ -110,7 +110,7 @@ def test_causal_attention_differentiable(student, support):
     if not res["requires_grad"] or not res["requires_grad"][0]:
         checks.fail(f"{NAME}: the output is not connected to the inputs by autograd; do not use "
                     f".detach(), .numpy(), .item() or torch.no_grad() on the computation path ({inputs})",
-                    cause=Cause.DETACHED)
+                    cause=General.DETACHED)
     if res["error"]:
         checks.fail(f"{NAME}: backpropagating through your output failed: {res['error']} ({inputs})")
     want = common.causal_attention_grads(g_out, *args)

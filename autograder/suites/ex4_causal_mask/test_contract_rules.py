@@ -6,12 +6,12 @@ import pytest
 import torch
 
 import reference.causal as ref
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex4_causal_mask.causes import Ex4Cause
 from autograder.suites import checks
 from autograder.suites.contract_rules import expect_inputs_unchanged, expect_on_meta, kind_id
 from autograder.suites.ex4_causal_mask import common
 
-PADDING_WIDTH = Cause.EX4_PADDING_WIDTH
+PADDING_WIDTH = Ex4Cause.PADDING_WIDTH
 
 
 def _attention_args(offset: int, dtype=torch.float64) -> list[torch.Tensor]:
@@ -71,7 +71,7 @@ def test_causal_mask_on_given_device(student, support):
     """create_causal_mask(n, device=…) creates the mask on that device (the meta device here)"""
     expect_on_meta(support, student.causal.create_causal_mask, "create_causal_mask(5, device='meta')", [5],
                    kwargs={"device": "meta"}, which=[], outputs=["the mask"], dtype="bool", shapes=[(5, 5)],
-                   on_cpu_cause=Cause.EX4_DEVICE_ARGUMENT_UNUSED)
+                   on_cpu_cause=Ex4Cause.DEVICE_ARGUMENT_UNUSED)
 
 
 # function -> (inputs, outputs, their dtype and shapes) on the meta device

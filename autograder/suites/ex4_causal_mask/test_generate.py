@@ -10,7 +10,7 @@ import torch
 
 import reference.causal as ref
 from autograder.diagnosis import ex4 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex4_causal_mask.causes import Ex4Cause
 from autograder.suites import checks
 from autograder.suites.ex4_causal_mask import common
 from autograder.support import lm
@@ -83,7 +83,7 @@ def _margins_ok(step_logits: list[torch.Tensor], tie_period: int | None) -> bool
     return True
 
 
-TIE_HINT = Cause.EX4_GEN_TIES_NOT_LOWEST
+TIE_HINT = Ex4Cause.GEN_TIES_NOT_LOWEST
 
 
 def _check(student, support, seed, prompt, k, tie_period=None, varied=False):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex4_causal_mask.causes import Ex4Cause
 from autograder.sandbox import fetch
 from autograder.suites import checks
 from autograder.suites.ex4_causal_mask import common
@@ -33,7 +33,7 @@ def test_generate_keeps_an_int32_prompts_dtype(student, support):
     # the values are test_generate's to judge: this test fails for the dtype alone
     if got.dtype != torch.int32:
         checks.fail(f"{what}: expected dtype torch.int32 (the prompt's), got {got.dtype}",
-                    cause=Cause.EX4_GEN_INT64_APPENDED)
+                    cause=Ex4Cause.GEN_INT64_APPENDED)
 
 
 @pytest.mark.note("The contract says the result starts with the prompt; with max_new_tokens = 0, "
@@ -55,7 +55,7 @@ def test_generate_zero_new_tokens_returns_a_copy(student, support):
     if aliases[1]:
         checks.fail(f"{NAME}(model, prompt, 0) returned the prompt itself (or a view of it): the "
                     "docstring asks for a copy, so that changing the result never changes the prompt",
-                    cause=Cause.EX4_GEN_PROMPT_RETURNED)
+                    cause=Ex4Cause.GEN_PROMPT_RETURNED)
 
 
 @pytest.mark.note("The contract does not say that generation runs without gradients (accuracy's "
@@ -73,4 +73,4 @@ def test_generate_runs_the_model_without_gradients(student, support):
     if with_grad:
         checks.fail(f"{NAME}(model, prompt, 3) called the model {with_grad} time(s) with gradients "
                     "enabled: generation runs inside torch.no_grad()",
-                    cause=Cause.EX4_GEN_NO_NO_GRAD)
+                    cause=Ex4Cause.GEN_NO_NO_GRAD)

@@ -5,14 +5,14 @@ import pytest
 import torch
 
 import reference.causal as ref
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex4_causal_mask.causes import Ex4Cause
 from autograder.suites import checks
 from autograder.suites.ex4_causal_mask import common
 
 CAUSAL_WRONG = {
-    Cause.EX4_STRICT: lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1),
-    Cause.EX4_MASK_UPPER_TRIANGULAR: lambda n: torch.ones(n, n, dtype=torch.bool).triu(),
-    Cause.EX4_MASK_MARKS_FUTURE: lambda n: ~torch.ones(n, n, dtype=torch.bool).tril(),
+    Ex4Cause.STRICT: lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1),
+    Ex4Cause.MASK_UPPER_TRIANGULAR: lambda n: torch.ones(n, n, dtype=torch.bool).triu(),
+    Ex4Cause.MASK_MARKS_FUTURE: lambda n: ~torch.ones(n, n, dtype=torch.bool).tril(),
 }
 
 
@@ -61,8 +61,8 @@ def test_padding_mask(student):
     inputs = checks.describe_inputs(lengths=lengths, max_len=max_len)
     got = student.causal.create_padding_mask(lengths, max_len)
     pos = torch.arange(max_len)[None, :]
-    wrong = {Cause.EX4_PADDING_LESS_EQUAL: pos <= lengths[:, None],
-             Cause.EX4_PADDING_INVERTED: pos >= lengths[:, None]}
+    wrong = {Ex4Cause.PADDING_LESS_EQUAL: pos <= lengths[:, None],
+             Ex4Cause.PADDING_INVERTED: pos >= lengths[:, None]}
     common.expect_mask(got, ref.create_padding_mask(lengths, max_len), "create_padding_mask(lengths, max_len)",
                        inputs, wrong)
 
@@ -91,7 +91,7 @@ def test_combine_masks(student, support):
     with checks.calling("causal.combine_masks"):
         got, changes = support.autograd.call_and_check_unchanged(student.causal.combine_masks,
                                                                  [causal, padding])
-    wrong = {Cause.EX4_COMBINE_PADS_QUERIES: causal[None] & padding[:, :, None],
-             Cause.EX4_COMBINE_OR: causal[None] | padding[:, None, :]}
+    wrong = {Ex4Cause.COMBINE_PADS_QUERIES: causal[None] & padding[:, :, None],
+             Ex4Cause.COMBINE_OR: causal[None] | padding[:, None, :]}
     common.expect_mask(got, ref.combine_masks(causal, padding), "combine_masks(causal, padding)", inputs, wrong)
     common.expect_unchanged(changes, ["causal", "padding"], "combine_masks")

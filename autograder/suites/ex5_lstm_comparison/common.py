@@ -13,7 +13,7 @@ import torch
 
 import reference.lstm_vs_attention as ref
 from autograder import seeds
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex5_lstm_comparison.causes import Ex5Cause
 from autograder.sandbox import StudentError
 from autograder.suites import checks
 from autograder.support.training import KitClassifier
@@ -129,4 +129,4 @@ def expect_float_list(value, length: int, what: str) -> None:
     for i, v in enumerate(value):
         if not isinstance(v, float):
             checks.fail(f"{what}: entry {i} is a {type(v).__name__}, expected a Python float",
-                        cause=Cause.EX5_LOSS_TENSOR_RECORDED if "Tensor" in type(v).__name__ else None)
+                        cause=Ex5Cause.LOSS_TENSOR_RECORDED if "Tensor" in type(v).__name__ else None)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autograder.diagnosis import ex5 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex5_lstm_comparison.causes import Ex5Cause
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
@@ -22,7 +22,7 @@ def _check_dataset(out, num, seq, vocab, seed):
     if int(tokens.min()) < 1 or int(tokens.max()) > vocab - 1:
         checks.fail(f"tokens must lie in 1 … vocab_size − 1 ({inputs}); got values from "
                     f"{int(tokens.min())} to {int(tokens.max())}",
-                    cause=Cause.EX5_TOKENS_FROM_ZERO if int(tokens.min()) == 0 else None)
+                    cause=Ex5Cause.TOKENS_FROM_ZERO if int(tokens.min()) == 0 else None)
     if not torch.equal(labels, tokens[:, 0]):
         checks.fail(f"labels must equal tokens[:, 0] ({inputs})", cause=mistakes.dataset_labels(tokens, labels))
     want_tokens, want_labels = common.ref.make_recall_dataset(num, seq, vocab, seed)
@@ -62,4 +62,4 @@ def test_labels_are_a_copy(student, support):
     if len(shares) >= 2 and shares[1][0]:
         checks.fail("labels share memory with tokens (tokens[:, 0] is a view): return "
                     "tokens[:, 0].clone(), so that changing one never changes the other",
-                    cause=Cause.EX5_LABELS_VIEW)
+                    cause=Ex5Cause.LABELS_VIEW)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autograder.diagnosis import ex5 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex5_lstm_comparison.causes import Ex5Cause
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
@@ -75,7 +75,7 @@ def test_gradient_norms_leave_grads_alone(student, support):
         checks.fail(f"{call} filled the .grad of parameters that had none ({', '.join(filled[:4])}"
                     f"{', …' if len(filled) > 4 else ''}): take the gradient with "
                     "torch.autograd.grad(target, E) instead of .backward()",
-                    cause=Cause.EX5_GRAD_BACKWARD_FILLS_GRADS)
+                    cause=Ex5Cause.GRAD_BACKWARD_FILLS_GRADS)
     support.training.set_grads(model, common.seed(72))
     before = support.training.grads(model)
     student.lstm_vs_attention.input_gradient_norms(model, tokens, labels)
@@ -84,7 +84,7 @@ def test_gradient_norms_leave_grads_alone(student, support):
         checks.fail(f"{call} changed parameters' existing .grad ({', '.join(changed[:4])}): "
                     "it must leave them exactly as they were (torch.autograd.grad; no "
                     "zero_grad, no .backward())",
-                    cause=Cause.EX5_GRAD_ZERO_GRAD_INSIDE)
+                    cause=Ex5Cause.GRAD_ZERO_GRAD_INSIDE)
     state = model.state_dict()
     for name, value in common.state_of(local).items():
         if name not in state or not torch.equal(state[name], value):

@@ -6,6 +6,7 @@ import torch
 
 from autograder.diagnosis import ex5 as mistakes
 from autograder.diagnosis.causes import Cause
+from autograder.suites.ex5_lstm_comparison.causes import Ex5Cause
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
@@ -16,9 +17,9 @@ ATTENTION_CHILDREN = {"embed": "Embedding", "pos": "Embedding", "W_q": "Linear",
 
 def _structure_cause(missing: list[str], extra: list[str]) -> Cause | None:
     if extra == ["W_o"] and not missing:
-        return Cause.EX5_EXTRA_W_O
+        return Ex5Cause.EXTRA_W_O
     if missing and extra and len(missing) == len(extra):
-        return Cause.EX5_SUBMODULES_RENAMED
+        return Ex5Cause.SUBMODULES_RENAMED
     return None
 
 
@@ -64,7 +65,7 @@ def test_lstm_structure(student, support):
     lstm = info["lstm"]["lstm"]
     if not lstm["batch_first"]:
         checks.fail("LSTMClassifier.lstm must be created with batch_first=True (inputs are (B, n, d_model))",
-                    cause=Cause.EX5_LSTM_NOT_BATCH_FIRST)
+                    cause=Ex5Cause.LSTM_NOT_BATCH_FIRST)
     if lstm["num_layers"] != 1 or lstm["bidirectional"] or lstm["proj_size"]:
         checks.fail("LSTMClassifier.lstm must be a one-layer, unidirectional nn.LSTM(d_model, d_model, batch_first=True)")
     if lstm["input_size"] != 10 or lstm["hidden_size"] != 10:
@@ -172,6 +173,7 @@ def test_attention_forward(student):
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("kind", ["lstm", "attention"], ids=["LSTMClassifier", "AttentionClassifier"])
+@pytest.mark.contract("LSTMClassifier/methods", "AttentionClassifier/methods")
 @pytest.mark.covers("LSTMClassifier", "AttentionClassifier")
 def test_batch_of_one(student, kind):
     """a batch of one sequence (B = 1) gives logits (1, num_classes) matching the reference"""

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autograder.diagnosis import ex5 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex5_lstm_comparison.causes import Ex5Cause
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
 
@@ -27,7 +27,7 @@ def test_path_length(student):
                     if kind == "attention" else " (one recurrent step per position after the first)"
                 checks.fail(f"path_length({kind!r}, {n}) is not the number of sequential steps "
                             f"from position 0 to the last position{hint}",
-                            cause=Cause.EX5_PATH_OFF_BY_ONE)
+                            cause=Ex5Cause.PATH_OFF_BY_ONE)
 
 
 @pytest.mark.points(2)
@@ -101,18 +101,19 @@ def test_accuracy(student, support):
         call = f"accuracy(model, tokens, labels) on {len(labs)} {what}"
         if not isinstance(got, float):
             checks.fail(f"{call} returned a {type(got).__name__}, expected a Python float (use .item())",
-                        cause=Cause.EX5_ACCURACY_TENSOR)
+                        cause=Ex5Cause.ACCURACY_TENSOR)
         if not 0.0 <= got <= 1.0:
             hint = " (a percentage? return a fraction)" if got <= 100 else \
                 " (a count? divide by the number of samples)"
             checks.fail(f"{call} is {got:g}, outside [0, 1]{hint}",
-                        cause=Cause.EX5_ACCURACY_PERCENT)
+                        cause=Ex5Cause.ACCURACY_PERCENT)
         if abs(got - want) > 1e-6:
             checks.fail(f"{call} is not the fraction of samples whose argmax logit equals the "
                         "label (it differs by more than 1e-6)")
 
 
 @pytest.mark.points(0.5)
+@pytest.mark.contract("accuracy/fraction")
 @pytest.mark.covers("accuracy")
 def test_accuracy_fraction_between_0_and_1(student, support):
     """accuracy is a fraction, not 0 or 1 only: labels that match 2 predictions in 3"""

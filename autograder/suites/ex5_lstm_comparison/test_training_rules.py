@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex5_lstm_comparison.causes import Ex5Cause
 from autograder.sandbox import StudentError, fetch
 from autograder.suites import checks
 from autograder.suites.ex5_lstm_comparison import common
@@ -24,7 +24,7 @@ def test_accuracy_runs_the_model_without_gradients(student, support):
     if with_grad:
         checks.fail(f"accuracy(model, tokens, labels) called the model {with_grad} time(s) with "
                     "gradients enabled: the docstring asks for torch.no_grad()",
-                    cause=Cause.EX5_ACCURACY_NO_NO_GRAD)
+                    cause=Ex5Cause.ACCURACY_NO_NO_GRAD)
 
 
 @pytest.mark.covers("path_length")
@@ -43,4 +43,4 @@ def test_path_length_refuses_other_kinds(student):
             continue
         checks.fail(f"path_length({kind!r}, 5) returned {got!r}: only the exact lower-case strings "
                     '"lstm" and "attention" are kinds; anything else raises ValueError',
-                    cause=Cause.EX5_PATH_CASE_INSENSITIVE)
+                    cause=Ex5Cause.PATH_CASE_INSENSITIVE)

@@ -14,7 +14,8 @@ import reference.positional as ref
 from autograder import seeds
 from autograder.jsontypes import JSONObject
 from autograder.diagnosis import ex6 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex6_positional_encoding.causes import Ex6Cause
+from autograder.diagnosis.causes import General
 from autograder.suites import checks
 
 # float32 tables: sin/cos of angles up to max_len carry rounding of about max_len · 6e-8
@@ -78,7 +79,7 @@ def expect_unchanged(changes: list[float], names: list[str], function: str) -> N
     touched = [n for n, c in zip(names, changes) if c != 0.0]
     if touched:
         checks.fail(f"{function} modified its input(s) {', '.join(touched)} in place",
-                    Cause.IN_PLACE)
+                    General.IN_PLACE)
 
 
 def load_learned(remote, state: dict[str, torch.Tensor]) -> None:
@@ -102,12 +103,12 @@ def expect_value_error(call, what: str, why: str) -> None:
     except StudentError as exc:
         kind = exc.raised
         if kind != "ValueError":
-            cause = (Cause.EX6_INDEX_ERROR_NOT_VALUE_ERROR if kind == "IndexError" else
-                     Cause.ASSERT_FOR_VALUE_ERROR if kind == "AssertionError" else None)
+            cause = (Ex6Cause.INDEX_ERROR_NOT_VALUE_ERROR if kind == "IndexError" else
+                     General.ASSERT_FOR_VALUE_ERROR if kind == "AssertionError" else None)
             checks.fail(f"{what} should raise ValueError ({why}); it raised {kind or 'an error'}", cause)
     else:
         checks.fail(f"{what} should raise ValueError ({why}) but raised nothing",
-                    Cause.EX6_NO_LENGTH_CHECK)
+                    Ex6Cause.NO_LENGTH_CHECK)
 
 
 # --------------------------------------------------------------------------- values first
@@ -162,8 +163,8 @@ def expect_shows(info: JSONObject, pe: torch.Tensor, what: str) -> None:
     if got.shape == want.T.shape and got.shape != want.shape:
         checks.fail(f"{what}: the heatmap shows {got.shape[0]} rows × {got.shape[1]} columns for a "
                     f"table of {want.shape[0]} positions × {want.shape[1]} dimensions",
-                    Cause.EX6_PLOT_TRANSPOSED)
+                    Ex6Cause.PLOT_TRANSPOSED)
     if got.shape == want.shape and np.allclose(got, want[::-1], atol=1e-6):
         checks.fail(f"{what}: position 0 is shown at the bottom",
-                    Cause.EX6_PLOT_UPSIDE_DOWN)
+                    Ex6Cause.PLOT_UPSIDE_DOWN)
     checks.expect_close(got, want, "the displayed table", inputs=f"pe {tuple(want.shape)}", rtol=1e-5, atol=1e-6)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import reference.positional as ref
-from autograder.diagnosis.causes import Cause
+from autograder.diagnosis.causes import General
 from autograder.suites import checks
 from autograder.suites.ex6_positional_encoding import common
 
@@ -85,7 +85,7 @@ def test_gradients(student, support):
     if result["error"] or dx is None or dpe is None:
         checks.fail("no gradient reached " + ("x" if dx is None else "pe") + " through add_positional_encoding"
                     + (f" ({result['error']})" if result["error"] else ""),
-                    Cause.DETACHED)
+                    General.DETACHED)
     want = torch.zeros(7, 6, dtype=torch.float64)
     want[:4] = g.double().sum(0)
     checks.expect_close(dx, g, "d(sum(g * out)) / d x", rtol=1e-5, atol=1e-6, inputs="x (3, 4, 6), pe (7, 6)")

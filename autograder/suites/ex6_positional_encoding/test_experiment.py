@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import reference.positional as ref
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex6_positional_encoding.causes import Ex6Cause
 from autograder.suites import checks
 from autograder.suites.ex6_positional_encoding import common
 
@@ -33,11 +33,11 @@ def test_copy_task(student, position):
     wrong_vocab = torch.randint(1, 5, (9, 6), generator=torch.Generator().manual_seed(s))
     if torch.equal(got[0], wrong_vocab):
         checks.fail(f"tokens: not the expected tokens (inputs: {inputs})",
-                    Cause.EX6_COPY_TOKENS_FROM_ONE)
+                    Ex6Cause.COPY_TOKENS_FROM_ONE)
     checks.expect_equal(got[0], want_tokens, "tokens", inputs=inputs)
     if 0 <= position + 1 < 6 and torch.equal(got[1], want_tokens[:, position + 1]):
         checks.fail(f"labels: not the expected labels (inputs: {inputs})",
-                    Cause.EX6_COPY_LABELS_SHIFTED)
+                    Ex6Cause.COPY_LABELS_SHIFTED)
     checks.expect_equal(got[1], want_labels, "labels", inputs=inputs)
 
 
@@ -71,7 +71,7 @@ def expect_trained_for_real(untrained) -> None:
         checks.fail("extrapolation_experiment(steps=0, …): with no training step the models cannot copy the "
                     f"token at `position` (about 1 time in vocab_size); got {shown}. The accuracies are judged "
                     "on an experiment that trains its models with fit(model, tokens, labels, steps)",
-                    Cause.EX6_EXPERIMENT_NOT_TRAINED)
+                    Ex6Cause.EXPERIMENT_NOT_TRAINED)
 
 
 @pytest.mark.covers("extrapolation_experiment")
@@ -104,7 +104,7 @@ def test_experiment_learned_cannot_extrapolate(experiment):
         checks.fail("extrapolation_experiment()['learned_long'] should be None: a learned table of "
                     "max_len = train_len has no vector for positions train_len … 2·train_len − 1, so "
                     "the model cannot run on the long test set",
-                    Cause.EX6_LEARNED_TABLE_TOO_LONG)
+                    Ex6Cause.LEARNED_TABLE_TOO_LONG)
     for key in ("sinusoidal_long",):
         if experiment.get(key) is None:
             checks.fail(f"extrapolation_experiment()[{key!r}] is None: the sinusoidal table exists for "
@@ -125,5 +125,5 @@ def test_experiment_learns_the_task(experiment):
         shown = ", ".join(f"{k} = {v if not isinstance(v, float) else round(v, 3)}" for k, v in low.items())
         checks.fail(f"extrapolation_experiment(): with the defaults both models copy the token at "
                     f"`position` almost always at the training length (accuracy >= 0.9); got {shown}",
-                    Cause.EX6_EXPERIMENT_NOT_AS_SPECIFIED)
+                    Ex6Cause.EXPERIMENT_NOT_AS_SPECIFIED)
     expect_trained_for_real(untrained)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.diagnosis.causes import Cause
+from autograder.diagnosis.causes import General
 from autograder.suites import checks
 from autograder.suites.ex6_positional_encoding import common
 
@@ -101,7 +101,7 @@ def test_gradients(student, support):
     got = params.get("pos.weight") if isinstance(params, dict) else None
     if got is None or dx is None:
         checks.fail("no gradient reached " + ("pos.weight" if got is None else "x") + " through forward(x)",
-                    Cause.DETACHED)
+                    General.DETACHED)
     want = torch.zeros(MAX_LEN, D_MODEL, dtype=torch.float64)
     want[:n] = g.double().sum(0)
     checks.expect_close(got, want, "d(sum(g * forward(x))) / d pos.weight", rtol=1e-5, atol=1e-5,

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import reference.positional as ref
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex6_positional_encoding.causes import Ex6Cause
 from autograder.suites import checks
 from autograder.suites.ex6_positional_encoding import common
 
@@ -52,7 +52,7 @@ def test_colour_limits_and_colorbar(drawn):
     clim = info.get("clim")
     if clim is None or not np.allclose(clim, [-1.0, 1.0]):
         checks.fail(f"plot_encoding: colour limits are {clim}, expected [-1, 1] whatever the data's range",
-                    Cause.EX6_PLOT_AUTOMATIC_LIMITS)
+                    Ex6Cause.PLOT_AUTOMATIC_LIMITS)
     if not info.get("has_colorbar"):
         checks.fail("plot_encoding: no colorbar (fig.colorbar(image, ax=ax))")
 

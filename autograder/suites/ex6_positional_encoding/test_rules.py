@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.diagnosis.causes import Cause
+from autograder.diagnosis.causes import General
 from autograder.suites import checks
 from autograder.suites.ex6_positional_encoding import common
 
@@ -23,4 +23,4 @@ def test_no_banned_apis(student, submission):
     if found.banned:
         lines = "\n".join(f"  {hit}" for hit in found.banned[:20])
         checks.fail("positional.py uses APIs this exercise does not allow:\n" + lines,
-                    cause=Cause.BANNED_API)
+                    cause=General.BANNED_API)

@@ -7,7 +7,7 @@ import torch
 
 import reference.positional as ref
 from autograder.diagnosis import ex6 as mistakes
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex6_positional_encoding.causes import Ex6Cause
 from autograder.suites import checks
 from autograder.suites.ex6_positional_encoding import common
 
@@ -76,7 +76,7 @@ def test_bounded(student):
     if worst > 1.0 + 1e-6:
         checks.fail(f"sinusoidal_encoding(100, 24): entries reach {worst:.3g} in absolute value; "
                     "sines and cosines stay within [-1, 1]",
-                    Cause.EX6_NOT_ONLY_SIN_COS)
+                    Ex6Cause.NOT_ONLY_SIN_COS)
     common.expect_table(got, 100, 24, torch.float32, "sinusoidal_encoding(100, 24)")   # bounded and right
 
 

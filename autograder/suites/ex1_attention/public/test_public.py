@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from autograder.diagnosis.causes import Cause
+from autograder.suites.ex1_attention.causes import Ex1Cause
 from autograder.suites.checks import expect_close, expect_tuple, expect_type, fail, likely_cause
 
 
@@ -51,8 +52,8 @@ def test_public_attention_np_hand_computed(student):
     assert np.shape(w) == (1, 2) and np.shape(out) == (1, 3), \
         f"got weights {np.shape(w)} and output {np.shape(out)}, expected (1, 2) and (1, 3)"
     # the usual mistakes, worked out by hand on this example (each names its cause when it matches)
-    mistakes = {Cause.EX1_NO_SCALE: _softmax(raw), Cause.EX1_SCALE_NO_SQRT: _softmax(raw / 2),
-                Cause.EX1_SCALE_DV: _softmax(raw / math.sqrt(3)), Cause.EX1_WRONG_AXIS: _softmax(raw, axis=-2)}
+    mistakes = {Ex1Cause.NO_SCALE: _softmax(raw), Ex1Cause.SCALE_NO_SQRT: _softmax(raw / 2),
+                Ex1Cause.SCALE_DV: _softmax(raw / math.sqrt(3)), Ex1Cause.WRONG_AXIS: _softmax(raw, axis=-2)}
     expect_close(w, p, "weights = softmax(Q Kᵀ / √d_k)", rtol=1e-5, atol=1e-8, mistakes=mistakes, reveal=True)
     expect_close(out, p @ V, "output = weights @ V", rtol=1e-5, atol=1e-8, reveal=True)
 
@@ -91,9 +92,9 @@ def _mask_cause(w: np.ndarray, mask: np.ndarray, raw: np.ndarray) -> Cause | Non
     mask allows, in every row it does not allow entirely), or the mask ignored / scores set to 0."""
     allowed_in_mixed_rows = mask & ~mask.all(axis=-1, keepdims=True)
     if allowed_in_mixed_rows.any() and (w[:, allowed_in_mixed_rows] == 0).all():
-        return Cause.EX1_INVERTED_MASK
-    return likely_cause(w, {Cause.EX1_MASK_IGNORED: _softmax(raw / 2.0),
-                            Cause.EX1_MASK_ZERO: _softmax(np.where(mask, raw / 2.0, 0.0))})
+        return Ex1Cause.INVERTED_MASK
+    return likely_cause(w, {Ex1Cause.MASK_IGNORED: _softmax(raw / 2.0),
+                            Ex1Cause.MASK_ZERO: _softmax(np.where(mask, raw / 2.0, 0.0))})
 
 
 def _value_mistakes(mask: np.ndarray, raw: np.ndarray) -> dict:
@@ -101,10 +102,10 @@ def _value_mistakes(mask: np.ndarray, raw: np.ndarray) -> dict:
     queries, the mask applied after the softmax (worked out here: d_k = 4, d_v = 5)."""
     def masked(scores: np.ndarray, axis: int = -1) -> np.ndarray:
         return _softmax(np.where(mask, scores, -1e9), axis=axis)
-    return {Cause.EX1_NO_SCALE: masked(raw), Cause.EX1_SCALE_NO_SQRT: masked(raw / 4.0),
-            Cause.EX1_SCALE_DV: masked(raw / math.sqrt(5)),
-            Cause.EX1_WRONG_AXIS: masked(raw / 2.0, axis=-2),
-            Cause.EX1_MASK_AFTER: np.where(mask, _softmax(raw / 2.0), 0.0)}
+    return {Ex1Cause.NO_SCALE: masked(raw), Ex1Cause.SCALE_NO_SQRT: masked(raw / 4.0),
+            Ex1Cause.SCALE_DV: masked(raw / math.sqrt(5)),
+            Ex1Cause.WRONG_AXIS: masked(raw / 2.0, axis=-2),
+            Ex1Cause.MASK_AFTER: np.where(mask, _softmax(raw / 2.0), 0.0)}
 
 
 @pytest.mark.public

@@ -10,12 +10,13 @@ import torch
 
 from autograder.sandbox import NotImplementedByStudent, StudentError
 from autograder.diagnosis.causes import Cause
+from autograder.suites.ex3_multihead.causes import Ex3Cause
 from autograder.suites.checks import expect_equal, expect_tuple, expect_type, fail
 
 
 def _rows_cause(w: torch.Tensor) -> Cause | None:
     """Weights whose columns (over the queries) sum to 1 instead of their rows: the softmax axis."""
-    return Cause.EX3_SOFTMAX_AXIS if torch.allclose(w.sum(-2), torch.ones(()), atol=1e-5) else None
+    return Ex3Cause.SOFTMAX_AXIS if torch.allclose(w.sum(-2), torch.ones(()), atol=1e-5) else None
 
 
 @pytest.mark.public
@@ -81,7 +82,7 @@ def test_public_mask(student):
     w = w.detach()
     if not torch.all(w[..., ~mask] == 0):
         inverted = bool(torch.all(w[..., mask & ~mask.all(-1, keepdim=True)] == 0))   # True read as masked
-        fail("weights of masked keys (mask False) are not 0", Cause.EX3_MASK_INVERTED if inverted else None)
+        fail("weights of masked keys (mask False) are not 0", Ex3Cause.MASK_INVERTED if inverted else None)
     if not torch.allclose(w.sum(-1), torch.ones(1, 2, 3), atol=1e-5):
         fail("weights rows do not sum to 1", _rows_cause(w))
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.diagnosis.causes import Cause
+from autograder.suites.ex4_causal_mask.causes import Ex4Cause
+from autograder.diagnosis.causes import General
 from autograder.suites.checks import expect_tuple, expect_type, fail
 
 
@@ -22,12 +23,12 @@ def test_public_causal_mask_3x3(student):
     want = torch.tensor([[True, False, False], [True, True, False], [True, True, True]])
     expect_type(got, torch.Tensor, "create_causal_mask(3)")
     if got.dtype != torch.bool:
-        fail(f"expected a torch.bool tensor, got {got.dtype}", Cause.MASK_NOT_BOOL)
+        fail(f"expected a torch.bool tensor, got {got.dtype}", General.MASK_NOT_BOOL)
     assert tuple(got.shape) == (3, 3), f"expected shape (3, 3), got {tuple(got.shape)}"
     if not torch.equal(got, want):
         ones = torch.ones(3, 3, dtype=torch.bool)
-        known = {Cause.EX4_STRICT: ones.tril(-1), Cause.EX4_MASK_UPPER_TRIANGULAR: ones.triu(),
-                 Cause.EX4_MASK_MARKS_FUTURE: ~ones.tril()}
+        known = {Ex4Cause.STRICT: ones.tril(-1), Ex4Cause.MASK_UPPER_TRIANGULAR: ones.triu(),
+                 Ex4Cause.MASK_MARKS_FUTURE: ~ones.tril()}
         fail(f"create_causal_mask(3) gave {got.tolist()}, expected {want.tolist()} (mask[i, j] = j <= i)",
              next((cause for cause, wrong in known.items() if torch.equal(got, wrong)), None))
 
@@ -42,8 +43,8 @@ def test_public_padding_and_combined_masks(student):
     want_pad = torch.tensor([[True, True, False], [True, True, True]])
     assert tuple(pad.shape) == (2, 3), f"create_padding_mask(tensor([2, 3]), 3): expected shape (2, 3), got {tuple(pad.shape)}"
     if not torch.equal(pad, want_pad):
-        wrong = {Cause.EX4_PADDING_LESS_EQUAL: torch.ones(2, 3, dtype=torch.bool),     # j <= lengths[b]
-                 Cause.EX4_PADDING_INVERTED: ~want_pad}
+        wrong = {Ex4Cause.PADDING_LESS_EQUAL: torch.ones(2, 3, dtype=torch.bool),     # j <= lengths[b]
+                 Ex4Cause.PADDING_INVERTED: ~want_pad}
         fail(f"create_padding_mask(tensor([2, 3]), 3) gave {pad.tolist()}, expected {want_pad.tolist()}",
              next((cause for cause, mask in wrong.items() if torch.equal(pad, mask)), None))
     causal = torch.tensor([[True, False, False], [True, True, False], [True, True, True]])   # built here
@@ -52,8 +53,8 @@ def test_public_padding_and_combined_masks(student):
     assert tuple(both.shape) == (2, 3, 3), f"combine_masks: expected shape (2, 3, 3), got {tuple(both.shape)}"
     want = causal[None, :, :] & want_pad[:, None, :]
     if not torch.equal(both, want):
-        wrong = {Cause.EX4_COMBINE_PADS_QUERIES: causal[None, :, :] & want_pad[:, :, None],
-                 Cause.EX4_COMBINE_OR: causal[None, :, :] | want_pad[:, None, :]}
+        wrong = {Ex4Cause.COMBINE_PADS_QUERIES: causal[None, :, :] & want_pad[:, :, None],
+                 Ex4Cause.COMBINE_OR: causal[None, :, :] | want_pad[:, None, :]}
         fail(f"combine_masks(causal 3×3 lower triangle, padding {want_pad.tolist()}) gave {both.tolist()}, "
              f"expected {want.tolist()}", next((cause for cause, mask in wrong.items() if torch.equal(both, mask)), None))
 
@@ -76,11 +77,11 @@ def test_public_no_future_leak(student):
     if torch.isnan(w).any():
         rows = torch.isnan(w[0]).any(-1)                 # which query rows lost every key
         fail("weights contain NaN: a row where every key is masked? position i may attend to j <= i, itself included",
-             Cause.EX4_STRICT if rows[0] and not rows[-1] else Cause.EX4_BLOCKS_TRUE if rows[-1] and not rows[0]
+             Ex4Cause.STRICT if rows[0] and not rows[-1] else Ex4Cause.BLOCKS_TRUE if rows[-1] and not rows[0]
              else None)
     if not (w[0].triu(1) == 0).all():
         upper = bool((w[0].tril(-1) == 0).all())        # the past hidden, the future seen
-        fail("weights above the diagonal must be exactly 0", Cause.EX4_INVERTED if upper else None)
+        fail("weights above the diagonal must be exactly 0", Ex4Cause.INVERTED if upper else None)
     x2 = x.clone()
     x2[:, 3] += 5.0
     out2, _ = expect_tuple(student.causal.causal_self_attention(x2, W_q, W_k, W_v), 2,
