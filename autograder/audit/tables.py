@@ -173,6 +173,30 @@ def _varying(case: Case, exercise: str, by_secret: dict[str, Grading], order: li
             for name, v in verdicts.items() if len(set(v.values())) > 1]
 
 
+def _false_failures(case: Case, exercise: str, by_secret: dict[str, Grading], order: list[str],
+                    rows: dict[str, TestRow]) -> list[FalseFailure]:
+    """Tests correct code fails (none for other kinds); counted on their rows."""
+    if not case.kind.correct:
+        return []
+    out = [FalseFailure(case.label, t.name, secret, t.message) for secret in order if secret in by_secret
+           for t in by_secret[secret].of(exercise) if not t.passed]
+    for failure in out:
+        rows[failure.test].false_failures += 1
+    return out
+
+
+def _stub_passes(case: Case, exercise: str, by_secret: dict[str, Grading], order: list[str],
+                 rows: dict[str, TestRow]) -> list[StubPass]:
+    """Tests a stub passes (none for other kinds); counted on their rows."""
+    if case.kind is not CaseKind.STUB:
+        return []
+    out = [StubPass(t.name, secret) for secret in order if secret in by_secret
+           for t in by_secret[secret].of(exercise) if t.passed]
+    for passed in out:
+        rows[passed.test].stub_passes += 1
+    return out
+
+
 def exercise_findings(exercise: str, cases: list[Case], gradings: list[Grading],
                       secrets: list[SecretChoice]) -> ExerciseFindings:
     """The findings of one exercise from every grading of the cases that grade it."""
@@ -183,22 +207,17 @@ def exercise_findings(exercise: str, cases: list[Case], gradings: list[Grading],
     mutants, false, stubs, missed, varying = [], [], [], [], []
     for case in mine:
         by_secret = graded.get(case.label, {})
-        varying += _varying(case, exercise, by_secret, order)
-        for v in _varying(case, exercise, by_secret, order):
+        changes = _varying(case, exercise, by_secret, order)
+        varying += changes
+        for v in changes:
             rows[v.test].varying_cases.append(case.label)
         if case.kind is CaseKind.MUTANT:
             mutants.append(_mutant_row(case, exercise, by_secret, order))
             missed += _missed(case, exercise, by_secret, order)
             for name in mutants[-1].failed_tests:
                 rows[name].kills.append(case.label)
-        for secret in order:
-            for t in by_secret[secret].of(exercise) if secret in by_secret else []:
-                if case.kind.correct and not t.passed:
-                    false.append(FalseFailure(case.label, t.name, secret, t.message))
-                    rows[t.name].false_failures += 1
-                elif case.kind is CaseKind.STUB and t.passed:
-                    stubs.append(StubPass(t.name, secret))
-                    rows[t.name].stub_passes += 1
+        false += _false_failures(case, exercise, by_secret, order, rows)
+        stubs += _stub_passes(case, exercise, by_secret, order, rows)
     counts: dict[str, int] = {}
     for case in mine:
         counts[case.kind.value] = counts.get(case.kind.value, 0) + 1
