@@ -1,4 +1,4 @@
-"""`python -m autograder <command>`: release, grade, batch, check, build, scaffold."""
+"""`python -m autograder <command>`: release, grade, batch, check, build, audit, scaffold."""
 from __future__ import annotations
 
 import argparse
@@ -146,6 +146,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build", help="write dist/: Gradescope autograder.zip, student release.zip, other exports")
     build_arguments(p)
     p.set_defaults(func=build_main)
+
+    from autograder import audit
+    p = sub.add_parser("audit", help="course staff, before a release: grade the solutions, stubs, mutants and "
+                                     "correct alternatives; report what each hidden test catches (exit 1 on "
+                                     "false failures, survivors or stub passes)")
+    audit.add_arguments(p)
+    p.set_defaults(func=audit.command)
 
     from autograder import scaffold
     p = sub.add_parser("scaffold", help="the skeleton of a new exercise (docs/ADDING_AN_EXERCISE.md)")

@@ -124,7 +124,10 @@ class GradingPlugin:
         exercise = exercise_of(item)
         started = time.monotonic()
         yield
-        self.seconds[exercise] = self.seconds.get(exercise, 0.0) + time.monotonic() - started
+        elapsed = time.monotonic() - started
+        self.seconds[exercise] = self.seconds.get(exercise, 0.0) + elapsed
+        if item.nodeid in self.results:
+            self.results[item.nodeid].seconds = elapsed
         if nextitem is None or exercise_of(nextitem) != exercise:
             self.done.append(exercise)
             _release_memory()

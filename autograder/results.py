@@ -127,6 +127,8 @@ class TestResult:
     number: str = ""
     cause: tuple[str, ...] = ()    # the likely mistake a failure names: Cause ids (several: a test
                                    # cannot tell them apart), extra_data's "cause"
+    seconds: float = 0.0           # wall time of the test (set-up, call, tear-down): for course
+                                   # staff (`audit`), never written to results.json
 
     @property
     def name(self) -> str:

@@ -27,7 +27,6 @@ replayed with ``seeds.secret_override``), mutants whose failed tests vary betwee
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -38,11 +37,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
-
-
-def sweep_secret(i: int) -> str:
-    """The i-th secret of a sweep (hex): fixed, so that a failure can be replayed."""
-    return hashlib.sha256(f"attention-autograder seed sweep {i}".encode()).hexdigest()
+sys.path.insert(0, str(ROOT))
+from autograder.audit.model import sweep_secret  # noqa: E402  (the i-th secret: shared with `audit --secrets`)
 
 
 @dataclass(frozen=True)
