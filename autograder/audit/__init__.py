@@ -36,11 +36,13 @@ bad arguments or an unreadable corpus. CI can gate a release on it.
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from autograder import contract
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = (__doc__ or "").split("\n\n")[1]
     p.epilog = EPILOG
     p.add_argument("--exercises", default=None,
-                   help="comma list, e.g. ex1,ex3 (default: the default assignment; 'all' adds the opt-in ones)")
+                   help=f"comma list, e.g. {','.join(contract.example_ids())} (default: the default assignment; "
+                        "'all' adds the opt-in ones)")
     p.add_argument("--secrets", type=int, default=1, metavar="N",
                    help="grade every case under N secrets: the checkout's own and N-1 fixed sweep secrets "
                         "(default 1; 2 or more shows verdicts that change with the secret)")
