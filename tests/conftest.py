@@ -7,10 +7,13 @@ workers are then forked from a process that holds no reference code and has no t
 thread pool running (see ``autograder.sandbox.forkserver.shared``). The isolation level is
 probed here too, once, before any test can monkeypatch what the probe uses.
 
-Scheduling (``make test``: ``pytest -n 2 --dist loadgroup``): each test file is a group run
-by one process (its module fixtures built once), except the files in :data:`SPREAD`, whose
+Scheduling (``make test``: ``pytest -n 2 --dist loadgroup``): each test file is a unit run by
+one process (its module fixtures built once), except the files in :data:`SPREAD`, whose
 independent tests are handed out one at a time to whichever process is free, so no long
 file runs alone at the end; their gradings are shared by every process (``gradings.py``).
+The units are this file's own scheduler (:class:`FileUnits`), not ``xdist_group`` markers:
+xdist 3.8 marks a group by rewriting ``item._nodeid``, which pytest 9.2 no longer reads, so
+every file's module fixtures were silently built once per process.
 Each test process has worker users of its own (``helpers.worker_user``), the default one
 through ``AUTOGRADER_WORKER_USER``, so processes never sweep each other's workers.
 ``make check`` leaves out the :data:`SLOW` files (``-m "not slow"``).
@@ -51,15 +54,34 @@ SLOW = {"test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_
         "test_held_out_corpus.py", "test_staff_class.py"}
 
 
-@pytest.hookimpl(tryfirst=True)          # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))   # stable: order kept within
     for item in items:
-        if item.path.name not in SPREAD and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
         if item.path.name in SLOW:
             item.add_marker(pytest.mark.slow)
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to: its file, or itself for a file in :data:`SPREAD`."""
+    path = nodeid.split("::", 1)[0]
+    return nodeid if Path(path).name in SPREAD else path
+
+
+@pytest.hookimpl(optionalhook=True)       # a hook of xdist's: none without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """With ``--dist loadgroup``: whole files (and single tests of :data:`SPREAD` files) handed
+    out in collection order (slow first), each to whichever process is free."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    config.option.loadscopereorder = False          # keep SLOW_FIRST's order
+    return FileUnits(config, log)
 
 
 # --------------------------------------------------------------------------- fixtures

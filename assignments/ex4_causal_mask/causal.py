@@ -145,16 +145,20 @@ def greedy_generate(
         model: a callable (typically an ``nn.Module``) mapping token ids
             ``(B, t)`` (integer tensor) to logits ``(B, t, vocab)``, where the logits at
             position ``i`` predict token ``i+1``. Call it on the whole sequence so far
-            at every step (no truncation, no cache), inside ``torch.no_grad()``. Do not
+            at every step (no truncation, no cache); inside ``torch.no_grad()`` is
+            cheaper (the tokens are the same either way, so it is not graded). Do not
             change the model (no training, no ``.eval()``/``.train()`` switch needed).
         prompt: ``(B, t)`` integer tensor (usually ``torch.long``), ``t >= 1``. Not
             modified.
-        max_new_tokens: how many tokens to append (``0`` returns a copy of the prompt).
+        max_new_tokens: how many tokens to append (``0``: the result is the prompt;
+            a copy is kinder to the caller, who may change it later, but not graded).
 
     Returns:
-        ``(B, t + max_new_tokens)`` tensor with ``prompt``'s dtype and device; its
-        first ``t`` columns are ``prompt``. At each step the appended token of row
-        ``b`` is the argmax over the vocabulary of the logits at the **last**
-        position; on ties the lowest token index wins (what ``torch.argmax`` does).
+        ``(B, t + max_new_tokens)`` tensor on ``prompt``'s device; its first ``t``
+        columns are ``prompt``. Its dtype: ``torch.long`` for a ``torch.long`` prompt
+        (keeping another integer prompt's dtype is kinder, but not graded). At each
+        step the appended token of row ``b`` is the argmax over the vocabulary of the
+        logits at the **last** position; on ties the lowest token index wins (what
+        ``torch.argmax`` does).
     """
     raise NotImplementedError("greedy_generate: not implemented yet")
