@@ -27,6 +27,19 @@ ASSIGNMENTS = ROOT / "assignments"
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
 GRADE_TIMEOUT_S = 300
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+SPEC_NAME = Path("shared") / "spec" / "EXERCISES.md"
+
+
+def published_contract() -> Path:
+    """The published contract, ``shared/spec/EXERCISES.md`` beside the checkout (or a folder
+    above it: worktrees sit one level deeper). The tests that check the kit against it fail,
+    saying so, where it is missing: clone the kit beside ``shared/``."""
+    for folder in ROOT.parents:
+        if (folder / SPEC_NAME).is_file():
+            return folder / SPEC_NAME
+    import pytest
+    pytest.fail(f"the published contract ({SPEC_NAME}) is not beside this checkout ({ROOT}): "
+                "the tests that check the kit against it need it")
 
 
 # --------------------------------------------------------------------------- worker users

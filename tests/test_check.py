@@ -74,11 +74,12 @@ def test_release_ships_a_self_contained_check_runtime(release_copy):
             "suites/checks.py",
             "suites/pytest.ini", "support/__init__.py", "diagnosis/__init__.py"} <= shipped
     for ex in contract.EXERCISES:
-        assert f"suites/{ex.folder}/exercise.py" in shipped            # its registry row: check finds it
+        assert f"suites/{ex.folder}/{student_runtime.REGISTRY_ROW}" in shipped   # its registry row: check finds it
+        assert f"suites/{ex.folder}/{student_runtime.CAUSES}" in shipped         # the hints its public tests give
         if (ROOT / "autograder" / "suites" / ex.folder / "public").is_dir():
             assert f"suites/{ex.folder}/public/test_public.py" in shipped
     hidden = [p for p in shipped if p.startswith("suites/ex") and "/public/" not in p
-              and not p.endswith("/exercise.py")]
+              and Path(p).name not in (student_runtime.REGISTRY_ROW, student_runtime.CAUSES)]
     assert not hidden, f"hidden suite files shipped: {hidden}"
     assert not [p for p in shipped if p.startswith("packaging/")]
     graded = {name for ex in contract.EXERCISES for name in (ex.filename, ex.notebook)}

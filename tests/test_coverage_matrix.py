@@ -12,20 +12,13 @@ import pytest
 
 from autograder import contract, coverage
 from autograder.exercise import NA, RULES
-from helpers import ROOT
+from helpers import ROOT, published_contract
 from suite_covers import hidden_without_covers, records
 
-SPEC_NAME = Path("shared") / "spec" / "EXERCISES.md"
-
-
 def _spec() -> str:
-    """The published contract: ``shared/spec/EXERCISES.md`` beside the checkout (or a folder
-    above it: worktrees sit one level deeper), ``**bold**`` marks dropped, blanks collapsed."""
-    for folder in ROOT.parents:
-        if (folder / SPEC_NAME).is_file():
-            return re.sub(r"\s+", " ", (folder / SPEC_NAME).read_text(encoding="utf-8").replace("**", ""))
-    pytest.fail(f"the published contract ({SPEC_NAME}) is not beside this checkout: the sentences "
-                "the tests cite are checked against it")
+    """The published contract (helpers.published_contract), ``**bold**`` marks dropped, blanks
+    collapsed."""
+    return re.sub(r"\s+", " ", published_contract().read_text(encoding="utf-8").replace("**", ""))
 
 
 def _section(spec: str, ex: contract.Exercise) -> str:

@@ -27,7 +27,7 @@ from autograder.packaging.verify import simulate
 from autograder.packaging.release.entrypoints import public_test_header
 from autograder.packaging.build import EXPORTS, BuildContext, build, parse_points
 from autograder.packaging.release.markers import find_regions, significant, strip_solutions
-from autograder.packaging.release import build_release, write_release
+from autograder.packaging.release import build_release, student_runtime, write_release
 from autograder.packaging.release.leaks import scannable_text
 from autograder.results import validate
 
@@ -256,10 +256,12 @@ def test_subset_build(scratch_root, tmp_path):
 
 def _hidden_suite_files() -> list[Path]:
     """Everything in an exercise's suite folder except its public tests, its registry row
-    (``exercise.py``: the check runtime's registry reads it) and caches."""
+    (``exercise.py``: the check runtime's registry reads it), its causes (``causes.py``: the
+    hints of its public tests) and caches."""
+    shipped = (student_runtime.REGISTRY_ROW, student_runtime.CAUSES)
     return sorted(p for ex in contract.EXERCISES for p in (SUITES / ex.folder).rglob("*")
                   if p.is_file() and "public" not in p.relative_to(SUITES).parts
-                  and p.name != "exercise.py" and "__pycache__" not in p.parts)
+                  and p.name not in shipped and "__pycache__" not in p.parts)
 
 
 def test_release_zip_holds_no_hidden_tests_reference_or_solutions(dist):

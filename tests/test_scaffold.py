@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from autograder import scaffold
+from helpers import ROOT, published_contract
 from mutants import as_submitted, make_patch
 
-ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "ADDING_AN_EXERCISE.md"
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "BUILD_INFO.json", "public_worth.json", "SEED_SECRET",
                                 ".pytest_cache")
@@ -447,9 +447,7 @@ def test_the_guide_followed_literally_gives_an_exercise_that_keeps_every_guarant
     kit = _copy_kit(tmp_path, ("autograder", "reference", "docs", "solutions", "assignments", "tests", "bench"))
     spec = tmp_path / "shared" / "spec" / "EXERCISES.md"             # beside the checkout, as the guide says
     spec.parent.mkdir(parents=True)
-    published = next(p / "shared" / "spec" / "EXERCISES.md" for p in ROOT.parents
-                     if (p / "shared" / "spec" / "EXERCISES.md").is_file())
-    spec.write_text(published.read_text(encoding="utf-8") + SECTION, encoding="utf-8")      # step 0
+    spec.write_text(published_contract().read_text(encoding="utf-8") + SECTION, encoding="utf-8")      # step 0
 
     def step(*args: str, timeout: float = 900) -> str:
         done = _run(kit, *args, timeout=timeout)
