@@ -89,12 +89,7 @@ def parse_budgets(text: str | None) -> dict[str, float]:
     return out
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m autograder",
-                                     description="Attention-mechanisms autograding kit")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("release", help="generate assignments/ (the student release) from solutions/")
+def _release_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", action="store_true",
                    help="only report whether assignments/ is up to date (exit 1 if not)")
     p.add_argument("--root", default=None,
@@ -103,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where to write the release (default: ROOT/assignments)")
     p.set_defaults(func=_cmd_release)
 
-    p = sub.add_parser("grade", help="grade one submission (folder, .zip or file) as Gradescope would")
+
+def _grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("submission", nargs="?")
     p.add_argument("--job", default=None, help=argparse.SUPPRESS)   # batch: a job file with the paths
     p.add_argument("--exercises", default=None, help="comma list of exercise ids (default: the default assignment)")
@@ -131,38 +127,54 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)   # benchmarks only
     p.set_defaults(func=_cmd_grade)
 
-    from autograder import batch, check
-    p = sub.add_parser("batch", help="grade one sub-folder or .zip per student (or a Gradescope export) "
-                                     "in parallel; write a gradebook CSV and a summary")
-    batch.add_arguments(p)
-    p.set_defaults(func=batch.command)
 
-    p = sub.add_parser("check", help="for students: run the public tests on the files in this folder "
-                                     "and explain failures")
-    check.add_arguments(p)
-    p.set_defaults(func=check.command)
+def _module_arguments(module: str, add: str = "add_arguments", run: str = "command"):
+    """A subcommand whose arguments and entry point live in ``module`` (imported when chosen)."""
+    def configure(p: argparse.ArgumentParser) -> None:
+        import importlib
+        mod = importlib.import_module(module)
+        getattr(mod, add)(p)
+        p.set_defaults(func=getattr(mod, run))
+    return configure
 
-    from autograder.packaging.build import add_arguments as build_arguments, main as build_main
-    p = sub.add_parser("build", help="write dist/: Gradescope autograder.zip, student release.zip, other exports")
-    build_arguments(p)
-    p.set_defaults(func=build_main)
 
-    from autograder import audit
-    p = sub.add_parser("audit", help="course staff, before a release: grade the solutions, stubs, mutants and "
-                                     "correct alternatives; report what each hidden test catches (exit 1 on "
-                                     "false failures, survivors or stub passes)")
-    audit.add_arguments(p)
-    p.set_defaults(func=audit.command)
+# Each subcommand: its one-line help and what adds its arguments. Only the chosen one is
+# configured, so `grade` (Gradescope's path) imports nothing of batch, Dask, the Docker
+# replica, the audit or the scaffold.
+COMMANDS = {
+    "release": ("generate assignments/ (the student release) from solutions/", _release_arguments),
+    "grade": ("grade one submission (folder, .zip or file) as Gradescope would", _grade_arguments),
+    "batch": ("grade one sub-folder or .zip per student (or a Gradescope export) in parallel; write a "
+              "gradebook CSV and a summary", _module_arguments("autograder.batch")),
+    "check": ("for students: run the public tests on the files in this folder and explain failures",
+              _module_arguments("autograder.check")),
+    "build": ("write dist/: Gradescope autograder.zip, student release.zip, other exports",
+              _module_arguments("autograder.packaging.build", run="main")),
+    "audit": ("course staff, before a release: grade the solutions, stubs, mutants and correct "
+              "alternatives; report what each hidden test catches (exit 1 on false failures, "
+              "survivors or stub passes)", _module_arguments("autograder.audit")),
+    "scaffold": ("the skeleton of a new exercise (docs/ADDING_AN_EXERCISE.md)",
+                 _module_arguments("autograder.scaffold", run="main")),
+}
 
-    from autograder import scaffold
-    p = sub.add_parser("scaffold", help="the skeleton of a new exercise (docs/ADDING_AN_EXERCISE.md)")
-    scaffold.add_arguments(p)
-    p.set_defaults(func=scaffold.main)
+
+def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with ``chosen``, only that subcommand's arguments are added (and its
+    module imported): the others are listed by name and help only."""
+    parser = argparse.ArgumentParser(prog="python -m autograder",
+                                     description="Attention-mechanisms autograding kit")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, configure) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        if chosen is None or name == chosen:
+            configure(p)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    args = build_parser(chosen).parse_args(argv)
     return int(args.func(args) or 0)
 
 

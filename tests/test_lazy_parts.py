@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = r'''
@@ -64,6 +66,8 @@ def test_first_meta_call_and_first_drawing_load_no_module():
 GRADER = r'''
 import sys
 from pathlib import Path
+
+import pytest
 from autograder import contract
 from autograder.grading import GradeRequest, grade
 outcome = grade(GradeRequest(submission=Path(sys.argv[1]), exercises=contract.select("ex1,ex3,ex4")))
@@ -83,3 +87,29 @@ def test_the_grader_never_loads_what_only_student_calls_need():
                           env={"PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "60.0 []", done.stdout[-2000:]
+
+
+CHOSEN = r'''
+import json, sys
+from autograder import cli
+before = set(sys.modules)
+cli.build_parser(sys.argv[1])
+print(json.dumps(sorted(m for m in set(sys.modules) - before if m.startswith("autograder"))))
+'''
+# The subcommands' own packages (what building the command line for another must not import).
+SUBCOMMAND_PACKAGES = ("autograder.batch", "autograder.batching", "autograder.staff", "autograder.audit",
+                       "autograder.scaffold", "autograder.packaging")
+
+
+@pytest.mark.parametrize("command", ["grade", "check", "batch"])
+def test_the_command_line_imports_only_the_chosen_subcommand(command):
+    """`grade` (Gradescope's path) and `check` (students') build their command line without
+    importing batch, Dask, the Docker replica, the audit or the scaffold; `batch` does not
+    import the audit, the scaffold or the exports either."""
+    done = subprocess.run([sys.executable, "-c", CHOSEN, command], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    allowed = {"batch": ("autograder.batch", "autograder.batching", "autograder.staff")}.get(command, ())
+    foreign = [m for m in loaded if m.startswith(SUBCOMMAND_PACKAGES) and not m.startswith(allowed)]
+    assert not foreign, f"{command}'s command line imports {foreign}"
