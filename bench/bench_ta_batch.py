@@ -81,14 +81,15 @@ def main() -> int:
         subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(work)], check=True)
         env = {"PATH": "/usr/bin:/bin", "HOME": user.pw_dir, "LANG": "C.UTF-8", "PYTHONPATH": str(kit),
                "MPLBACKEND": "Agg"}
-        run_as(user, [python, "-m", "autograder", "batch", str(work / "class"), "--out", str(work / "warm-up"),
-                      "--jobs", str(args.jobs)], env, work)        # untimed: byte code and caches written once
+        # untimed: byte code and caches written once
+        run_as(user, [python, "-m", "autograder", "batch", str(work / "class"),
+                      "--out", str(work / "warm-up" / "grades.csv"), "--jobs", str(args.jobs)], env, work)
         times: dict[str, list[float]] = {name: [] for name in SETTINGS}
         for run in range(args.repeat):
             for name, value in SETTINGS.items():
                 out = work / f"out-{run}-{value}"
                 seconds, level = run_as(user, [python, "-m", "autograder", "batch", str(work / "class"),
-                                               "--out", str(out), "--jobs", str(args.jobs)],
+                                               "--out", str(out / "grades.csv"), "--jobs", str(args.jobs)],
                                         {**env, "AUTOGRADER_LANDLOCK": value}, work)
                 times[name].append(seconds)
                 print(f"run {run + 1} {name}: {seconds:.1f} s  [{level[:90]}]", flush=True)
