@@ -48,9 +48,10 @@ def run_as(user: pwd.struct_passwd, argv: list[str], env: dict[str, str], cwd: P
     done = subprocess.run(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups",
                            "--", *argv], env=env, cwd=cwd, capture_output=True, text=True, timeout=3600)
     seconds = time.monotonic() - started
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"batch failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    level = next((line for line in done.stderr.splitlines() if "isolation:" in line), "?")
+    said = done.stdout + done.stderr
+    if done.returncode not in (0, 1) or " graded" not in said:
+        raise SystemExit(f"batch failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    level = next((line for line in said.splitlines() if " level" in line), "?")   # what batch says of it
     return seconds, level.strip()
 
 
@@ -68,8 +69,15 @@ def main() -> int:
     if python is None:
         from outside_python import outside_python
         python = str(outside_python())
+    # batch's own dependencies (a TA's `pip install` brings them; the tests' Python has the grader's only)
+    subprocess.run([python, "-m", "pip", "install", "-q", "tqdm>=4.66", "jinja2>=3.1"], check=True)
     user = ensure_user(args.user)
     import bench_batch
+    # Without Landlock (the process level) a submission may signal every process of the TA's
+    # user: kill_the_grader's kill(-1, SIGKILL) ends the whole batch there (Landlock's signal
+    # scoping stops it at the landlock level). This bench times the two levels, so its class
+    # leaves that one out; tests/test_sandbox_round4.py holds what each level protects.
+    bench_batch.HOSTILE = tuple(h for h in bench_batch.HOSTILE if h != "kill_the_grader")
     work = Path(tempfile.mkdtemp(prefix="ag-ta-bench-", dir="/var/tmp"))
     try:
         (work / "class").mkdir()
