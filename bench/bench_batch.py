@@ -61,9 +61,10 @@ def hostile(case: str) -> str:
     return render((ROOT / "tests" / "hostile" / case / "attention.py").read_text(), "benchtoken", "benchsecret")
 
 
-def build(folder: Path, count: int, exercises: tuple[contract.Exercise, ...]) -> dict[str, int]:
+def build(folder: Path, count: int, exercises: tuple[contract.Exercise, ...],
+          hostile_cases: tuple[str, ...] = HOSTILE) -> dict[str, int]:
     """``count`` submissions in ``folder``: in every 10, 4 solutions, a stub, 2 mutants, a slow one
-    and 2 hostile ones."""
+    and 2 hostile ones (taken in turn from ``hostile_cases``)."""
     kinds = {"solution": 0, "stub": 0, "mutant": 0, "slow": 0, "hostile": 0}
     bad = mutants()
     ex1 = contract.BY_ID["ex1"]
@@ -87,7 +88,7 @@ def build(folder: Path, count: int, exercises: tuple[contract.Exercise, ...]) ->
             files[first.filename] += SLOW
         elif slot in (8, 9) and ex1 in exercises:
             kind = "hostile"
-            files[ex1.filename] = hostile(HOSTILE[(i // 10 * 2 + slot - 8) % len(HOSTILE)])
+            files[ex1.filename] = hostile(hostile_cases[(i // 10 * 2 + slot - 8) % len(hostile_cases)])
         else:
             kind = "solution"
         kinds[kind] += 1

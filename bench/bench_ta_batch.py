@@ -7,8 +7,9 @@ process-level protection (Landlock and the seccomp filter: the ``landlock`` leve
 
 Run as root: it makes the ordinary user if missing, builds ``--count`` submissions as
 ``bench/bench_batch.py`` does (solutions, a stub, mutants, a slow one, hostile ones), gives the
-class and a copy of the kit to that user, then times ``python -m autograder batch CLASS --out OUT --jobs 2`` as that
-user, alternating the two settings run by run, and prints the medians and the ratio. The
+class and a copy of the kit to that user, then times
+``python -m autograder batch CLASS --out OUT/grades.csv --jobs 2`` as that user, alternating
+the two settings run by run, and prints the medians and the ratio. The
 Python must be readable by that user (not under /root): by default the one the kit's tests
 make (``tests/outside_python.py``).
 """
@@ -77,11 +78,11 @@ def main() -> int:
     # user: kill_the_grader's kill(-1, SIGKILL) ends the whole batch there (Landlock's signal
     # scoping stops it at the landlock level). This bench times the two levels, so its class
     # leaves that one out; tests/test_sandbox_round4.py holds what each level protects.
-    bench_batch.HOSTILE = tuple(h for h in bench_batch.HOSTILE if h != "kill_the_grader")
+    hostile = tuple(h for h in bench_batch.HOSTILE if h != "kill_the_grader")
     work = Path(tempfile.mkdtemp(prefix="ag-ta-bench-", dir="/var/tmp"))
     try:
         (work / "class").mkdir()
-        counts = bench_batch.build(work / "class", args.count, contract.DEFAULT)
+        counts = bench_batch.build(work / "class", args.count, contract.DEFAULT, hostile)
         kit = work / "kit"                                  # the TA's own copy, as a TA would clone it
         for top in ("autograder", "reference"):
             shutil.copytree(ROOT / top, kit / top, ignore=shutil.ignore_patterns("__pycache__"))
@@ -89,15 +90,16 @@ def main() -> int:
         subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(work)], check=True)
         env = {"PATH": "/usr/bin:/bin", "HOME": user.pw_dir, "LANG": "C.UTF-8", "PYTHONPATH": str(kit),
                "MPLBACKEND": "Agg"}
-        # untimed: byte code and caches written once
-        run_as(user, [python, "-m", "autograder", "batch", str(work / "class"),
-                      "--out", str(work / "warm-up" / "grades.csv"), "--jobs", str(args.jobs)], env, work)
+
+        def batch(out: Path) -> list[str]:
+            return [python, "-m", "autograder", "batch", str(work / "class"), "--out", str(out / "grades.csv"),
+                    "--jobs", str(args.jobs)]
+
+        run_as(user, batch(work / "warm-up"), env, work)     # untimed: byte code and caches written once
         times: dict[str, list[float]] = {name: [] for name in SETTINGS}
         for run in range(args.repeat):
             for name, value in SETTINGS.items():
-                out = work / f"out-{run}-{value}"
-                seconds, level = run_as(user, [python, "-m", "autograder", "batch", str(work / "class"),
-                                               "--out", str(out / "grades.csv"), "--jobs", str(args.jobs)],
+                seconds, level = run_as(user, batch(work / f"out-{run}-{value}"),
                                         {**env, "AUTOGRADER_LANDLOCK": value}, work)
                 times[name].append(seconds)
                 print(f"run {run + 1} {name}: {seconds:.1f} s  [{level[:90]}]", flush=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 
 import pytest
 
@@ -14,6 +13,7 @@ from autograder import contract, coverage
 from autograder.exercise import NA, RULES
 from helpers import ROOT, published_contract
 from suite_covers import hidden_without_covers, records
+
 
 def _spec() -> str:
     """The published contract (helpers.published_contract), ``**bold**`` marks dropped, blanks

@@ -66,8 +66,6 @@ def test_first_meta_call_and_first_drawing_load_no_module():
 GRADER = r'''
 import sys
 from pathlib import Path
-
-import pytest
 from autograder import contract
 from autograder.grading import GradeRequest, grade
 outcome = grade(GradeRequest(submission=Path(sys.argv[1]), exercises=contract.select("ex1,ex3,ex4")))

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from autograder import scaffold
-from helpers import ROOT, published_contract
+from helpers import ROOT, SPEC_NAME, published_contract
 from mutants import as_submitted, make_patch
 
 DOC = ROOT / "docs" / "ADDING_AN_EXERCISE.md"
@@ -445,7 +445,7 @@ def _fill_in(kit: Path) -> None:
 @pytest.mark.slow
 def test_the_guide_followed_literally_gives_an_exercise_that_keeps_every_guarantee(tmp_path):
     kit = _copy_kit(tmp_path, ("autograder", "reference", "docs", "solutions", "assignments", "tests", "bench"))
-    spec = tmp_path / "shared" / "spec" / "EXERCISES.md"             # beside the checkout, as the guide says
+    spec = tmp_path / SPEC_NAME                                        # beside the checkout, as the guide says
     spec.parent.mkdir(parents=True)
     spec.write_text(published_contract().read_text(encoding="utf-8") + SECTION, encoding="utf-8")      # step 0
 
