@@ -128,10 +128,11 @@ def _worker_config(request: GradeRequest) -> SandboxConfig:
 def open_sandbox(submission: intake.Submission, config: SandboxConfig,
                  exercises: tuple[contract.Exercise, ...] = (), in_process: bool = False) -> Sandbox:
     """A sandbox holding the submission's usable sources, its worker backend chosen now (the
-    zygote starts loading what ``exercises``' student calls need while the grader goes on);
-    exercises without a source (missing, refused) are recorded as unavailable, so their tests
-    fail with intake's message."""
-    warm_up = tuple(dict.fromkeys(part for ex in exercises for part in ex.warm_up))
+    zygote starts loading what the student calls of ``exercises`` that have a source need while
+    the grader goes on); exercises without a source (missing, refused) are recorded as
+    unavailable, so their tests fail with intake's message and nothing is warmed for them."""
+    with_source = {f.exercise.id for f in submission.found.values() if f.source is not None}
+    warm_up = tuple(dict.fromkeys(part for ex in exercises if ex.id in with_source for part in ex.warm_up))
     if "optimizer" in warm_up:
         load_optimizers()
     backend = startup.choose(config, in_process=in_process, warm_up=warm_up)
@@ -213,13 +214,14 @@ def pytest_args(exercises: tuple[contract.Exercise, ...], *extra: str,
                 suites_dir: Path | None = None) -> list[str]:
     """How the hidden suites always run: their own folder, ini and rootdir, only the kit's
     plugin (no cache, no terminal report, no random order; no unraisable-exception hunt,
-    whose forced garbage collections cost a third of a small exercise's time), plain asserts
-    (a failure shows its message, never test source)."""
+    whose forced garbage collections cost a third of a small exercise's time; no log capture,
+    which attaches a handler to every one of torch's non-propagating loggers three times per
+    test), plain asserts (a failure shows its message, never test source)."""
     root = Path(suites_dir) if suites_dir else SUITES_DIR
     folders = [str(root / ex.folder) for ex in exercises if (root / ex.folder).is_dir()]
     ini = root / "pytest.ini" if (root / "pytest.ini").is_file() else SUITES_DIR / "pytest.ini"
     return [*folders, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
-            "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
+            "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler", "-p", "no:logging",
             "--assert=plain", "--rootdir", str(root), "--confcutdir", str(root),
             "-c", str(ini), "--import-mode=importlib", *extra]
 

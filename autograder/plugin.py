@@ -23,6 +23,7 @@ from autograder.intake import Submission
 from autograder.records import NOTE_PREFIX, TestRecord
 from autograder.results import TestResult
 from autograder.sandbox import Sandbox, StudentError, StudentModules, WorkerCrashed, support_root
+from autograder.sandbox.errors import ExerciseUnavailable
 from autograder.sandbox.protocol import ErrorKind
 
 _FOLDER_TO_ID = {ex.folder: ex.id for ex in EXERCISES}
@@ -95,12 +96,19 @@ class GradingPlugin:
         here, before any fixture calls into the worker. Every test starts from the same random
         state in the worker, whatever ran before it (or crashed and restarted the worker):
         same submission, same scores. Hidden inputs and that state are derived from the
-        build's secret, the exercise's source and the test (:mod:`autograder.seeds`)."""
+        build's secret, the exercise's source and the test (:mod:`autograder.seeds`).
+
+        An exercise whose file is unusable (missing, refused, or its import failed) fails each
+        test here with that reason, as its first call into the student's module would: none of
+        its fixtures or reference computations run for nothing."""
         exercise = exercise_of(item)
-        if exercise in _ID_TO_MODULE and exercise != self.budgets.current:
-            self._sandbox.enter(_ID_TO_MODULE[exercise])
+        module = _ID_TO_MODULE.get(exercise)
+        if module is not None and exercise != self.budgets.current:
+            self._sandbox.enter(module)
         self.budgets.enter(exercise)
         self.budgets.check()
+        if module is not None and self._sandbox.load_error(module) is not None:
+            raise ExerciseUnavailable(module, self._sandbox.load_error(module))
         run_seeds = self.seeds_for(hidden=item.get_closest_marker("public") is None)
         seeds.enter(run_seeds, exercise, item.nodeid)
         self._sandbox.reseed(seeds.worker_seed(run_seeds, exercise, item.nodeid))

@@ -59,6 +59,18 @@ def test_every_status_is_data(mixed):
     assert run.data["extra_data"]["complete"] is True
 
 
+def test_each_test_of_an_unusable_exercise_says_why(mixed):
+    """Every test of an exercise whose file is unusable fails with that reason, never with what
+    the test would have made of the missing module (a missing ex3 once read "raised
+    ExerciseUnavailable, expected ValueError", a missing ex2 "support.modules.new_axes raised
+    AttributeError")."""
+    _, run = mixed
+    for ex_id in ("ex2", "ex3", "ex4", "ex5"):
+        reason = run.fates[ex_id].message
+        wrong = [t["name"] for t in run.tests(ex_id) if reason not in t["output"]]
+        assert reason and not wrong, (ex_id, reason[:80], wrong[:3])
+
+
 def test_isolation_in_results_and_summary(mixed):
     _, run = mixed
     level = run.data["extra_data"]["isolation"]

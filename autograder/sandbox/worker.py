@@ -88,14 +88,23 @@ def warm_up(parts: tuple[str, ...] = tuple(WARM_UPS)) -> None:
 
 
 # Taken before any student code runs: a submission that replaces torch.manual_seed cannot
-# stop the grader from resetting the generators.
-_SEEDERS = (random.seed, np.random.seed, torch.manual_seed)
+# stop the grader from resetting the generators. torch's is its CPU generator's own method:
+# ``torch.manual_seed`` seeds the same generator and also queues a seed for CUDA, MPS and XPU,
+# each with a formatted copy of the call stack (a millisecond per test in the worker, for
+# devices a CPU grader never initialises); a device that is initialised is seeded below.
+_SEEDERS = (random.seed, np.random.seed, torch.default_generator.manual_seed)
+_CUDA_READY, _CUDA_SEED_ALL = torch.cuda.is_initialized, torch.cuda.manual_seed_all
 
 
 def reset_global_state(seed: int) -> None:
-    """Before each test: the global random generators (Python, NumPy, torch) from ``seed``."""
+    """Before each test: the global random generators (Python, NumPy, torch's CPU generator and,
+    where student code initialised CUDA, CUDA's) from ``seed``: the same states as
+    ``random.seed``, ``np.random.seed`` and ``torch.manual_seed`` give."""
+    seed = int(seed) % 2**32
     for seeder in _SEEDERS:
-        seeder(int(seed) % 2**32)
+        seeder(seed)
+    if _CUDA_READY():
+        _CUDA_SEED_ALL(seed)
 
 
 MAX_MESSAGE_CHARS = 2000

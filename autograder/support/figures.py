@@ -38,13 +38,12 @@ def _root_figure(artist) -> Figure | None:
 
 
 def _draw(fig: Figure | None) -> None:
-    """Draw once so that tick labels, autoscaled limits and clims are final."""
-    if fig is None:
-        return
-    canvas = fig.canvas
-    if hasattr(canvas, "get_renderer"):            # Agg and friends: a real draw
-        canvas.draw()
-    else:                                          # bare Figure(): FigureCanvasBase.draw is a no-op
+    """Draw once so that tick labels, autoscaled limits, clims and the layout are final.
+
+    Every artist's ``draw`` runs (tick formatting, autoscaling, layout engines) with the figure's
+    own size and dpi, but no pixel is rendered: what is read back is the same as after a real
+    draw, in about half its time, and a bare ``Figure()`` (whose canvas draws nothing) works too."""
+    if fig is not None:
         fig.draw_without_rendering()
 
 
