@@ -153,6 +153,38 @@ def test_the_python_guard_hides_the_original():
         guards._rebind_everywhere(F.scaled_dot_product_attention, saved)
 
 
+def test_a_preinstalled_guard_refuses_only_once_a_file_is_banned():
+    """The zygote installs every guard before it forks (``guards.preinstall``): the guard lets
+    everyone through until a ``ban`` names a file, then refuses that file's calls, and the
+    ``ban`` reuses it (no second rebinding walk in the worker); a guard that was taken away is
+    installed again."""
+    from autograder.sandbox import guards
+    name = "torch.nn.functional.scaled_dot_product_attention"
+    saved = F.scaled_dot_product_attention
+    q = torch.ones(1, 2, 4)
+    student = compile("def attend(q):\n    return F.scaled_dot_product_attention(q, q, q)\n",
+                      "preinstalled_student.py", "exec")
+    namespace = {"F": F}
+    exec(student, namespace)
+    try:
+        guards.preinstall([name])
+        guard = F.scaled_dot_product_attention
+        assert guard is not saved
+        torch.testing.assert_close(namespace["attend"](q), saved(q, q, q))    # nobody banned yet
+        guards.BanGuards().ban("preinstalled_student.py", (name,))
+        assert F.scaled_dot_product_attention is guard                         # reused, not rebound
+        with pytest.raises(guards.BannedAPIError):
+            namespace["attend"](q)
+        torch.testing.assert_close(F.scaled_dot_product_attention(q, q, q), saved(q, q, q))  # the kit's own calls
+        guards._rebind_everywhere(guard, saved)                                # taken away…
+        guards.BanGuards().ban("preinstalled_student.py", (name,))
+        assert F.scaled_dot_product_attention is not saved                     # …and back
+        with pytest.raises(guards.BannedAPIError):
+            namespace["attend"](q)
+    finally:
+        guards._rebind_everywhere(F.scaled_dot_product_attention, saved)
+
+
 # --------------------------------------------------------------------------- every route loses
 
 CASES = [pytest.param(ex, route, id=f"{ex}-{route}") for ex in LINES for route in ROUTES

@@ -303,6 +303,7 @@ def _zygote_main(ctrl: socket.socket) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from autograder.sandbox import worker       # the worker's modules, loaded once, here
     isolation.registry()                         # every level's module, before any worker hides the kit
+    worker.preinstall_bans()                     # shared by every worker, not copied into each
     _freeze()
     finished: dict[int, int] = {}
     leaders: set[int] = set()                           # spawned workers not yet reaped

@@ -5,7 +5,8 @@
   slip past any static rule. Before a student module whose exercise bans an API is loaded,
   that API is replaced (in every module that binds it; a class gets a guarded ``__init__``)
   by a guard that raises :class:`BannedAPIError` when its *immediate* Python caller is that
-  student file. The kit's support code, torch's own code (``nn.TransformerEncoderLayer``
+  student file (the zygote installs every exercise's guards before it forks workers,
+  :func:`preinstall`; a guard refuses nothing until a ``ban`` names a file). The kit's support code, torch's own code (``nn.TransformerEncoderLayer``
   building a ``MultiheadAttention``) and student files of exercises without that ban are
   unaffected, so the rule is never stricter than the static one for indirect uses.
 * :func:`freeze_support` — the kit's support functions as they were before student code ran:
@@ -22,7 +23,8 @@ import functools
 import importlib
 import sys
 import types
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
 
 
 class BannedAPIError(RuntimeError):
@@ -36,18 +38,16 @@ class BanGuards:
 
     def __init__(self, on_refusal: Callable[[str], None] | None = None) -> None:
         self._files: dict[str, set[str]] = {}         # dotted name -> student filenames banning it
-        self._originals: dict[str, Any] = {}
         self._on_refusal = on_refusal                 # told of every refusal (caught or not)
 
     def ban(self, filename: str, dotted_names: tuple[str, ...] | list[str]) -> None:
-        """From now on ``filename`` may not call any of ``dotted_names`` (installed once each)."""
+        """From now on ``filename`` may not call any of ``dotted_names`` (each name's guard is
+        installed in this process once, here unless :func:`preinstall` did it already)."""
         for dotted in dotted_names:
             self._files.setdefault(dotted, set()).add(filename)
-            if dotted not in self._originals:
-                target = _resolve(dotted)
-                if target is not None:
-                    self._originals[dotted] = target
-                    self._install(dotted, target)
+            guard = _guard_for(dotted)
+            if guard is not None and self not in guard.checkers:
+                guard.checkers.append(self)
 
     def _check(self, dotted: str, caller: str) -> None:
         if caller in self._files.get(dotted, ()):
@@ -56,29 +56,79 @@ class BanGuards:
                 self._on_refusal(message)
             raise BannedAPIError(message)
 
-    def _install(self, dotted: str, target: Any) -> None:
-        check = self._check
-        if isinstance(target, type):
-            original_init = target.__init__
 
-            @functools.wraps(original_init)
-            def guarded_init(self, *args, **kwargs):
-                check(dotted, sys._getframe(1).f_code.co_filename)
-                return original_init(self, *args, **kwargs)
+@dataclass
+class _Guard:
+    """One banned name's guard in this process: what replaced the original (a function, or a
+    class's ``__init__``) and the :class:`BanGuards` it asks on every call."""
+    owner: Any                                        # the guarded function's stand-in, or the class
+    installed: Callable[..., Any]                     # the guard itself
+    checkers: list[BanGuards] = field(default_factory=list)
 
-            del guarded_init.__wrapped__          # no way back to the unguarded original
-            target.__init__ = guarded_init
-            return
-        if not callable(target):
-            return
+    def in_place(self, dotted: str) -> bool:
+        if isinstance(self.owner, type):
+            return self.owner.__dict__.get("__init__") is self.installed
+        return _resolve(dotted) is self.installed
 
-        @functools.wraps(target)
-        def guarded(*args, **kwargs):
-            check(dotted, sys._getframe(1).f_code.co_filename)
-            return target(*args, **kwargs)
 
-        del guarded.__wrapped__                   # no way back to the unguarded original
-        _rebind_everywhere(target, guarded)
+# The guards this process has installed, by dotted name. Installing one rebinds the name in
+# every module that holds it, a walk over every loaded module's namespace that reads (and so
+# writes the reference count of) every value: in a worker forked from the zygote, that copies
+# some 60 MB of pages it shared. The zygote installs every exercise's guards once before it
+# forks (:func:`preinstall`); a worker's ``ban`` then only records the student file.
+_GUARDS: dict[str, _Guard] = {}
+
+
+def preinstall(dotted_names: Iterable[str]) -> None:
+    """Install the guards of ``dotted_names`` now (they refuse nothing until a ``ban``)."""
+    for dotted in dotted_names:
+        _guard_for(dotted)
+
+
+def _guard_for(dotted: str) -> _Guard | None:
+    """The guard of ``dotted`` in this process, installed if it is not (or no longer) in place;
+    None when the name does not resolve or is not callable."""
+    guard = _GUARDS.get(dotted)
+    if guard is not None and guard.in_place(dotted):
+        return guard
+    target = _resolve(dotted)
+    if target is None:
+        return None
+    guard = _install(dotted, target)
+    if guard is not None:
+        _GUARDS[dotted] = guard
+    return guard
+
+
+def _install(dotted: str, target: Any) -> _Guard | None:
+    checkers: list[BanGuards] = []
+
+    def check(caller: str) -> None:
+        for bans in checkers:
+            bans._check(dotted, caller)
+
+    if isinstance(target, type):
+        original_init = target.__init__
+
+        @functools.wraps(original_init)
+        def guarded_init(self, *args, **kwargs):
+            check(sys._getframe(1).f_code.co_filename)
+            return original_init(self, *args, **kwargs)
+
+        del guarded_init.__wrapped__          # no way back to the unguarded original
+        target.__init__ = guarded_init
+        return _Guard(target, guarded_init, checkers)
+    if not callable(target):
+        return None
+
+    @functools.wraps(target)
+    def guarded(*args, **kwargs):
+        check(sys._getframe(1).f_code.co_filename)
+        return target(*args, **kwargs)
+
+    del guarded.__wrapped__                   # no way back to the unguarded original
+    _rebind_everywhere(target, guarded)
+    return _Guard(target, guarded, checkers)
 
 
 def _resolve(dotted: str) -> Any:

@@ -277,6 +277,12 @@ class Server:
                      for fs in frames if fs.filename in self.student_files)[-MAX_TRACE_FRAMES:]
 
 
+def preinstall_bans() -> None:
+    """Every exercise's banned-API guards, installed before workers fork (by the zygote): a
+    worker's Load then only records which student file they refuse (``guards.preinstall``)."""
+    guards.preinstall(dict.fromkeys(api for ex in contract.EXERCISES for api in ex.banned))
+
+
 def _banned_for(module_name: str) -> tuple[str, ...]:
     return next((ex.banned for ex in contract.EXERCISES if ex.module == module_name), ())
 
