@@ -6,9 +6,10 @@
   that API is replaced (in every module that binds it; a class gets a guarded ``__init__``)
   by a guard that raises :class:`BannedAPIError` when its *immediate* Python caller is that
   student file (the zygote installs every exercise's guards before it forks workers,
-  :func:`preinstall`; a guard refuses nothing until a ``ban`` names a file). The kit's support code, torch's own code (``nn.TransformerEncoderLayer``
-  building a ``MultiheadAttention``) and student files of exercises without that ban are
-  unaffected, so the rule is never stricter than the static one for indirect uses.
+  :func:`preinstall`; a guard refuses nothing until a ``ban`` names a file). The kit's
+  support code, torch's own code (``nn.TransformerEncoderLayer`` building a
+  ``MultiheadAttention``) and student files of exercises without that ban are unaffected,
+  so the rule is never stricter than the static one for indirect uses.
 * :func:`freeze_support` — the kit's support functions as they were before student code ran:
   each function gets its own copy of its module's globals, in which modules (``np``,
   ``torch``, ``F``) are replaced by read-only snapshots of their namespaces. A student file
