@@ -221,7 +221,8 @@ def pytest_args(exercises: tuple[contract.Exercise, ...], *extra: str,
     folders = [str(root / ex.folder) for ex in exercises if (root / ex.folder).is_dir()]
     ini = root / "pytest.ini" if (root / "pytest.ini").is_file() else SUITES_DIR / "pytest.ini"
     return [*folders, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
-            "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler", "-p", "no:logging",
+            "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:faulthandler",
+            "-p", "no:logging",
             "--assert=plain", "--rootdir", str(root), "--confcutdir", str(root),
             "-c", str(ini), "--import-mode=importlib", *extra]
 
