@@ -107,8 +107,9 @@ class GradingPlugin:
             self._sandbox.enter(module)
         self.budgets.enter(exercise)
         self.budgets.check()
-        if module is not None and self._sandbox.load_error(module) is not None:
-            raise ExerciseUnavailable(module, self._sandbox.load_error(module))
+        unusable = self._sandbox.load_error(module) if module is not None else None
+        if unusable is not None:
+            raise ExerciseUnavailable(module, unusable)
         run_seeds = self.seeds_for(hidden=item.get_closest_marker("public") is None)
         seeds.enter(run_seeds, exercise, item.nodeid)
         self._sandbox.reseed(seeds.worker_seed(run_seeds, exercise, item.nodeid))

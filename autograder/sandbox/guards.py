@@ -24,7 +24,7 @@ import functools
 import importlib
 import sys
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 
@@ -62,9 +62,9 @@ class BanGuards:
 class _Guard:
     """One banned name's guard in this process: what replaced the original (a function, or a
     class's ``__init__``) and the :class:`BanGuards` it asks on every call."""
-    owner: Any                                        # the guarded function's stand-in, or the class
+    owner: Any                                        # the guarded function (original), or the class
     installed: Callable[..., Any]                     # the guard itself
-    checkers: list[BanGuards] = field(default_factory=list)
+    checkers: list[BanGuards]                         # the list the guard's closure reads
 
     def in_place(self, dotted: str) -> bool:
         if isinstance(self.owner, type):
