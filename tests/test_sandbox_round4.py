@@ -21,6 +21,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import uuid
@@ -476,3 +477,24 @@ def test_without_landlock_a_ta_is_told_loudly(ta_home, outside_python_path):
                    "--exercises", "ex1", "--results", str(work / "r0.json")], work, {landlock.OFF_ENV: "0"})
     assert "isolation: process" in done.stderr and "WARNING" in done.stderr, done.stderr[-2000:]
     assert "can read and write your files" in done.stderr
+
+
+def test_landlock_keeps_the_import_roots_readable_inside_a_protected_folder(tmp_path):
+    """A results file written into a checkout whose ``.venv`` holds the Python protects the
+    checkout: its site-packages must stay readable (a student file's first ``import
+    matplotlib.pyplot`` failed with PermissionError there), what else the folder holds must
+    not, and neither must the kit installed inside site-packages (as the namespaces level)."""
+    import sysconfig
+    purelib = Path(os.path.realpath(sysconfig.get_path("purelib")))
+    venv = Path(os.path.realpath(sys.prefix))
+    if venv not in purelib.parents:
+        pytest.skip("this Python's site-packages lies outside its prefix")
+    kit = purelib / "autograder_kit_stand_in"
+    readable = landlock.readable_paths([str(venv), str(kit)])
+
+    def covered(path: Path) -> bool:
+        return any(path == Path(r) or Path(r) in path.parents for r in readable)
+
+    assert covered(purelib / "matplotlib" / "pyplot.py")
+    assert not covered(venv / "pyvenv.cfg") and not covered(venv)
+    assert not covered(kit / "grading.py")

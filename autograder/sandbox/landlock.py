@@ -168,11 +168,20 @@ def _inside(folder: str, path: str) -> bool:
 
 def readable_paths(protected: list[str], extra: Iterable[str] = ()) -> list[str]:
     """What a confined worker may read: the import paths and the system's folders, each split
-    into its children where it holds a protected path (never the protected path itself)."""
+    into its children where it holds a protected path (never the protected path itself).
+
+    What imports need is never hidden, as at the namespaces level: an import root (the
+    standard library, site-packages) inside a protected folder stays readable (a results file
+    written into a checkout whose ``.venv`` holds the Python hides the checkout; pyplot, which
+    a student file imports first, could not be read), still without what it holds that is
+    protected."""
+    roots = harden.import_roots()
+    real_protected = [os.path.realpath(p) for p in protected]
     wanted = [*allowlist.import_paths(protected), *SYSTEM_READ, *DEVICES_READ, *_library_config(), *extra]
     out: list[str] = []
     for path in dict.fromkeys(p for p in wanted if os.path.lexists(p)):
-        out += _without(os.path.realpath(path), [os.path.realpath(p) for p in protected])
+        real = os.path.realpath(path)
+        out += _without(real, [p for p in real_protected if real not in roots or p == real or not _inside(p, real)])
     return sorted(set(out))
 
 
