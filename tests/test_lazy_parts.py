@@ -63,6 +63,71 @@ def test_first_meta_call_and_first_drawing_load_no_module():
     assert len(loaded) < 40, loaded
 
 
+NO_DYNAMO = r'''
+import json, sys
+import numpy as np
+import torch
+from autograder.sandbox import lazy_dynamo, worker
+
+def early(x): return x + 1
+early_wrapped = torch._disable_dynamo(early)          # wrapped when torch was imported
+assert lazy_dynamo.install() > 100                     # torch's own wrappers, found
+worker.warm_up(("meta",))                              # what the zygote does for ex1-ex4
+from autograder.support import probes
+
+def late(x): return x * 2
+late_wrapped = torch._disable_dynamo(late)             # wrapped afterwards (as a dispatch mode is)
+
+class Heads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+    def forward(self, x):
+        scores = self.proj(x) @ x.transpose(-1, -2) / 8 ** 0.5
+        mask = torch.tril(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool, device=x.device))
+        return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ x
+
+x = torch.ones(3)
+report = probes.on_meta(Heads(), [np.ones((2, 5, 8), dtype=np.float32)])
+values = [early_wrapped(x).tolist(), late_wrapped(x).tolist()]
+before_training = "torch._dynamo" in sys.modules
+weight = torch.nn.Parameter(torch.zeros(3))             # a student's training loads it
+optimizer = torch.optim.Adam([weight], lr=0.1)
+weight.sum().backward()
+optimizer.step()
+import torch._dynamo
+def disabled(x): return early_wrapped(x).sin() + late_wrapped(x).cos()
+def plain(x): return early(x).sin() + late(x).cos()
+print(json.dumps({"report": report, "values": values, "before_training": before_training,
+                  "after_training": "torch._dynamo" in sys.modules,
+                  "breaks": [torch._dynamo.explain(disabled)(x).graph_break_count,
+                             torch._dynamo.explain(plain)(x).graph_break_count],
+                  "torch_disabled": [bool(getattr(getattr(f, "__dynamo_disable"), "_torchdynamo_disable", False))
+                                     for f in (early, late)]}))
+'''
+
+
+def test_meta_calls_load_no_dynamo_until_something_trains_then_torch_disables_as_it_would():
+    """``lazy_dynamo``: the zygote's meta warm-up and a student's meta calls (ex1-ex4) never
+    import torch._dynamo (0.6 s on every grading's critical path); functions torch wraps to
+    keep TorchDynamo out (before or after the install) give the same values, and once
+    something loads torch._dynamo (an optimizer's step) TorchDynamo skips them as torch's
+    own wrapper makes it do (a graph break where the function is called)."""
+    done = subprocess.run([sys.executable, "-c", NO_DYNAMO], cwd=ROOT, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["report"]["error"] is None and seen["report"]["outputs"][0]["device"] == "meta", seen["report"]
+    assert seen["report"]["outputs"][0]["shape"] == [2, 5, 8], seen["report"]
+    assert seen["values"] == [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+    assert seen["before_training"] is False, "a meta call imported torch._dynamo"
+    assert seen["after_training"] is True
+    assert seen["torch_disabled"] == [True, True], "torch's disabled versions were not put in place"
+    disabled_breaks, plain_breaks = seen["breaks"]
+    assert disabled_breaks >= 1 and plain_breaks == 0, seen["breaks"]
+
+
 GRADER = r'''
 import sys
 from pathlib import Path

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 
 from autograder.jsontypes import JSONObject
-from autograder.sandbox import backends, isolation, lifetime, limits, protocol, users, wire
+from autograder.sandbox import backends, isolation, lazy_dynamo, lifetime, limits, protocol, users, wire
 from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 from autograder.sandbox.users import WorkerIds
@@ -72,6 +72,7 @@ class ForkServer:
         # workers (they are modules and their objects, alive for the process's lifetime).
         lifetime.die_with_batch()                       # a grader of a killed batch ends
         grader = os.getpid()
+        lazy_dynamo.install()                           # before freezing: see lazy_dynamo
         gc.collect()
         gc.freeze()
         pid = os.fork()

@@ -33,7 +33,7 @@ import torch
 import autograder.support
 from autograder.jsontypes import JSONObject
 from autograder import contract  # data only: which exercise bans which API
-from autograder.sandbox import globalstate, guards, opguard, protocol, wire
+from autograder.sandbox import globalstate, guards, lazy_dynamo, opguard, protocol, wire
 from autograder.sandbox.reachin import ReachInWatch
 
 autograder.support.load_all()              # loaded before student code: the pristine copy
@@ -48,8 +48,8 @@ autograder.support.load_all()              # loaded before student code: the pri
 
 def _warm_meta() -> None:
     """The first call on PyTorch's ``meta`` device (every device rule's stand-in for a GPU)
-    imports about 800 modules: torch's decompositions, sympy and torch._dynamo (their
-    wrappers import it on first use), about 1 s here."""
+    imports about 500 modules, torch's decompositions and sympy: 0.3 s here (1 s when their
+    wrappers also import torch._dynamo: see :mod:`~autograder.sandbox.lazy_dynamo`)."""
     layer = torch.nn.Linear(4, 4, device="meta")                      # no values: no CPU work
     x = torch.empty(2, 3, 4, device="meta")                          # (B, n, d)
     scores = layer(x) @ x.transpose(-1, -2)                           # (B, n, n)
@@ -81,7 +81,10 @@ WARM_UPS = {"meta": _warm_meta, "figures": _warm_figures, "optimizer": _warm_opt
 
 
 def warm_up(parts: tuple[str, ...] = tuple(WARM_UPS)) -> None:
-    """Load what student calls of the given kinds will need (unknown names are ignored)."""
+    """Load what student calls of the given kinds will need (unknown names are ignored); no
+    ``torch._dynamo`` unless they train (:mod:`~autograder.sandbox.lazy_dynamo`; a forked
+    worker's zygote has it from the grader, a spawned worker and a warm grader do it here)."""
+    lazy_dynamo.install()
     for part in parts:
         if part in WARM_UPS:
             WARM_UPS[part]()
