@@ -51,6 +51,8 @@ class GradeRequest:
     # intake's result when the caller already has it (`check` looks before it grades): intake
     # then runs once; it must come from `submission` and `exercises` above
     collected: intake.Submission | None = None
+    # more arguments for the suites' pytest (the kit's own tests: a plugin that runs some tests only)
+    pytest_extra: tuple[str, ...] = ()
 
 
 def kit_folders() -> list[str]:
@@ -105,7 +107,7 @@ def grade(request: GradeRequest) -> results.Results:
             results.write_atomic(request.results_path, assemble(tests, outcomes, False).to_json())
 
     ran = run(sandbox, submission, request.exercises, budgets, request.public_only,
-              request.suites_dir, checkpoint)
+              request.suites_dir, checkpoint, request.pytest_extra)
     outcome = assemble(ran.tests, ran.outcomes, True)
     report_reach_ins(outcome.reach_ins)
     if request.results_path:

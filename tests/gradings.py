@@ -27,12 +27,14 @@ def _bytes(content: bytes | str) -> bytes:
     return content if isinstance(content, bytes) else content.encode("utf-8")
 
 
-def key_of(files: Files, exercises: str, secret: str | None) -> str:
-    """A case's identity: its files' names and bytes, the exercises, the secret."""
+def key_of(files: Files, exercises: str, secret: str | None, only: tuple[str, ...] = ()) -> str:
+    """A case's identity: its files' names and bytes, the exercises, the secret, the tests run."""
     digest = hashlib.sha256()
     for name in sorted(files):
         digest.update(name.encode() + b"\0" + _bytes(files[name]) + b"\0")
     digest.update(exercises.encode() + b"\0" + (secret or "checkout").encode())
+    for word in only:
+        digest.update(b"\0only\0" + word.encode())
     return digest.hexdigest()[:32]
 
 
@@ -57,17 +59,19 @@ class Gradings:
         self.store.mkdir(parents=True, exist_ok=True)
         self._memory: dict[str, results.Results] = {}
 
-    def grade(self, files: Files, exercises: str, secret: str | None = None) -> results.Results:
+    def grade(self, files: Files, exercises: str, secret: str | None = None,
+              only: tuple[str, ...] = ()) -> results.Results:
         """``files`` (path -> bytes or text) graded on ``exercises`` under ``secret`` (None: the
-        checkout's own), once per run."""
-        key = key_of(files, exercises, secret)
+        checkout's own), once per run; ``only``: just the tests whose name holds one of these
+        words (``only_titles.py``)."""
+        key = key_of(files, exercises, secret, only)
         if key in self._memory:
             return self._memory[key]
         done = self.store / f"{key}.json"
         with open(self.store / f"{key}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)          # another process grading it: wait for it
             if not done.exists():
-                outcome = _grade(files, exercises, secret)
+                outcome = _grade(files, exercises, secret, only)
                 tmp = done.with_suffix(".tmp")
                 tmp.write_text(json.dumps(_to_record(outcome)), encoding="utf-8")
                 tmp.replace(done)
@@ -83,7 +87,7 @@ class Gradings:
         return self.grade(files, exercises, secret)
 
 
-def _grade(files: Files, exercises: str, secret: str | None) -> results.Results:
+def _grade(files: Files, exercises: str, secret: str | None, only: tuple[str, ...]) -> results.Results:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "submission"
         for name, content in files.items():
@@ -91,6 +95,6 @@ def _grade(files: Files, exercises: str, secret: str | None) -> results.Results:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(_bytes(content))
         if secret is None:
-            return grade_folder(folder, exercises)
+            return grade_folder(folder, exercises, only=only)
         with seeds.secret_override(secret):
-            return grade_folder(folder, exercises)
+            return grade_folder(folder, exercises, only=only)

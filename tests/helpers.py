@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from autograder import contract, results
+import only_titles
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -123,15 +124,17 @@ def copy_tree(src: Path, dest: Path) -> Path:
 # --------------------------------------------------------------------------- grading in this process
 
 def grade_folder(folder: Path, exercises: str | None = None, results_path: Path | None = None,
-                 **limits) -> results.Results:
+                 only: tuple[str, ...] = (), **limits) -> results.Results:
     """Grade ``folder`` with the engine in this process (workers forked from this process's
-    zygote, started by conftest.py), as this test process's own worker user."""
+    zygote, started by conftest.py), as this test process's own worker user; ``only``: run
+    only the tests whose name holds one of these words (``only_titles.py``)."""
     from autograder.grading import GradeRequest, grade
     from autograder.sandbox import SandboxConfig
 
     config = SandboxConfig(**({"call_timeout": 20.0, "user": worker_user("engine")} | limits))
     return grade(GradeRequest(submission=folder, results_path=results_path,
-                              exercises=contract.select(exercises), config=config))
+                              exercises=contract.select(exercises), config=config,
+                              pytest_extra=only_titles.engine_args(only)))
 
 
 def failed_titles(outcome: results.Results) -> list[str]:
