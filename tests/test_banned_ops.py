@@ -140,49 +140,62 @@ def test_each_route_computes_attention_when_unguarded(route):
         torch.testing.assert_close(fn(q, k, v, is_causal=True), torch.softmax(scores, -1) @ v)
 
 
-def test_the_python_guard_hides_the_original():
+SDPA = "torch.nn.functional.scaled_dot_product_attention"
+
+
+@pytest.fixture
+def unguarded_sdpa():
+    """``F.scaled_dot_product_attention`` unguarded, as in a fresh process, before the test and
+    after it: an in-process grading earlier in this test process (``check --in-process``)
+    leaves its guard installed, which the test would otherwise take for the original."""
+    from autograder.sandbox import guards
+
+    def unguard() -> None:
+        guard = guards._GUARDS.pop(SDPA, None)
+        if guard is not None and guard.in_place(SDPA):
+            guards._rebind_everywhere(guard.installed, guard.owner)
+
+    unguard()
+    original = F.scaled_dot_product_attention
+    yield original
+    guards._rebind_everywhere(F.scaled_dot_product_attention, original)
+    guards._GUARDS.pop(SDPA, None)
+
+
+def test_the_python_guard_hides_the_original(unguarded_sdpa):
     """``__wrapped__`` of a guard would lead straight past it: guards have none."""
     from autograder.sandbox import guards
-    bans = guards.BanGuards()
-    saved = F.scaled_dot_product_attention
-    try:
-        bans.ban("student.py", ("torch.nn.functional.scaled_dot_product_attention",))
-        assert F.scaled_dot_product_attention is not saved
-        assert not hasattr(F.scaled_dot_product_attention, "__wrapped__")
-    finally:
-        guards._rebind_everywhere(F.scaled_dot_product_attention, saved)
+    guards.BanGuards().ban("student.py", (SDPA,))
+    assert F.scaled_dot_product_attention is not unguarded_sdpa
+    assert not hasattr(F.scaled_dot_product_attention, "__wrapped__")
 
 
-def test_a_preinstalled_guard_refuses_only_once_a_file_is_banned():
+def test_a_preinstalled_guard_refuses_only_once_a_file_is_banned(unguarded_sdpa):
     """The zygote installs every guard before it forks (``guards.preinstall``): the guard lets
     everyone through until a ``ban`` names a file, then refuses that file's calls, and the
     ``ban`` reuses it (no second rebinding walk in the worker); a guard that was taken away is
     installed again."""
     from autograder.sandbox import guards
-    name = "torch.nn.functional.scaled_dot_product_attention"
-    saved = F.scaled_dot_product_attention
+    name, saved = SDPA, unguarded_sdpa
     q = torch.ones(1, 2, 4)
     student = compile("def attend(q):\n    return F.scaled_dot_product_attention(q, q, q)\n",
                       "preinstalled_student.py", "exec")
     namespace = {"F": F}
     exec(student, namespace)
-    try:
-        guards.preinstall([name])
-        guard = F.scaled_dot_product_attention
-        assert guard is not saved
-        torch.testing.assert_close(namespace["attend"](q), saved(q, q, q))    # nobody banned yet
-        guards.BanGuards().ban("preinstalled_student.py", (name,))
-        assert F.scaled_dot_product_attention is guard                         # reused, not rebound
-        with pytest.raises(guards.BannedAPIError):
-            namespace["attend"](q)
-        torch.testing.assert_close(F.scaled_dot_product_attention(q, q, q), saved(q, q, q))  # the kit's own calls
-        guards._rebind_everywhere(guard, saved)                                # taken away…
-        guards.BanGuards().ban("preinstalled_student.py", (name,))
-        assert F.scaled_dot_product_attention is not saved                     # …and back
-        with pytest.raises(guards.BannedAPIError):
-            namespace["attend"](q)
-    finally:
-        guards._rebind_everywhere(F.scaled_dot_product_attention, saved)
+    guards.preinstall([name])
+    guard = F.scaled_dot_product_attention
+    assert guard is not saved
+    torch.testing.assert_close(namespace["attend"](q), saved(q, q, q))    # nobody banned yet
+    guards.BanGuards().ban("preinstalled_student.py", (name,))
+    assert F.scaled_dot_product_attention is guard                         # reused, not rebound
+    with pytest.raises(guards.BannedAPIError):
+        namespace["attend"](q)
+    torch.testing.assert_close(F.scaled_dot_product_attention(q, q, q), saved(q, q, q))  # the kit's own calls
+    guards._rebind_everywhere(guard, saved)                                # taken away…
+    guards.BanGuards().ban("preinstalled_student.py", (name,))
+    assert F.scaled_dot_product_attention is not saved                     # …and back
+    with pytest.raises(guards.BannedAPIError):
+        namespace["attend"](q)
 
 
 # --------------------------------------------------------------------------- every route loses
