@@ -152,6 +152,28 @@ def test_a_spawned_worker_keeps_prints_off_the_channel_and_restarts_after_a_time
         box.close()
 
 
+LOADED = '''
+import sys
+def loaded(name):
+    return name in sys.modules
+'''
+
+
+def test_a_spawned_worker_loads_what_the_exercises_calls_need_before_it_is_ready():
+    """A spawned worker (Windows, macOS) loads the warm-up parts it is given, not every part:
+    `check` of ex1 alone no longer pays an optimizer's torch._dynamo (a second and more)."""
+    config = SandboxConfig(isolation="process", worker_start="spawn")
+    for parts, dynamo in ((("meta",), False), (None, True)):      # None: not known, every part
+        box = Sandbox([ModuleSource("mod", "mod.py", LOADED)], config, startup.choose(config, warm_up=parts))
+        box.start()
+        try:
+            student = StudentModules(box, ["mod"])
+            assert student.mod.loaded("sympy"), parts           # the meta device's first call
+            assert student.mod.loaded("torch._dynamo") is dynamo, parts
+        finally:
+            box.close()
+
+
 def _release_with(tmp_path: Path, bug: bool) -> Path:
     folder = tmp_path / ("buggy" if bug else "correct")
     rel.write_release(rel.build_release(ROOT), folder)

@@ -36,7 +36,7 @@ from autograder.sandbox.output import OutputCollector
 START_TIMEOUT = 120.0        # a first `import torch` on a slow laptop (antivirus on Windows)
 KIT_PARENT = str(Path(__file__).resolve().parents[2])   # the folder that holds autograder/
 BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-        "from autograder.sandbox.spawn import main; main(sys.argv[2])")
+        "from autograder.sandbox.spawn import main; main(*sys.argv[2:4])")
 
 
 def _has_rlimits() -> bool:
@@ -77,13 +77,14 @@ class _PipeChannel:
 class SpawnedWorker(backends.Worker):
     """One worker interpreter over pipes."""
 
-    def __init__(self, config: limits.SandboxConfig):
+    def __init__(self, config: limits.SandboxConfig, warm_up: tuple[str, ...] | None = None):
         self.config = config
         self.home = tempfile.mkdtemp(prefix="ag-worker-")
         posix = os.name == "posix"
         python, env = interpreter(worker_env(self.home))
         self._proc = subprocess.Popen(
-            [python, "-c", BOOT, KIT_PARENT, json.dumps(dataclasses.asdict(config))], cwd=self.home, env=env,
+            [python, "-c", BOOT, KIT_PARENT, json.dumps(dataclasses.asdict(config)), json.dumps(warm_up)],
+            cwd=self.home, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
             start_new_session=posix, close_fds=True,
             creationflags=0 if posix else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
@@ -159,12 +160,14 @@ class SpawnedBackend(backends.WorkerBackend):
     interpreter per exercise would cost a student a torch import each, and there is no grade
     to protect in a student's own ``check``."""
 
-    def __init__(self, config: limits.SandboxConfig, level: isolation.Level, why: str):
+    def __init__(self, config: limits.SandboxConfig, level: isolation.Level, why: str,
+                 warm_up: tuple[str, ...] | None = None):
         super().__init__(level, why)
         self.config = config
+        self.warm_up = warm_up          # what each worker loads before it says ready (None: all)
 
     def start(self) -> SpawnedWorker:
-        return SpawnedWorker(self.config)
+        return SpawnedWorker(self.config, self.warm_up)
 
     def describe(self) -> str:
         return describe()
@@ -268,16 +271,19 @@ def _watch_parent() -> None:
     threading.Thread(target=target, daemon=True).start()
 
 
-def main(config_json: str = "{}") -> None:
+def main(config_json: str = "{}", warm_up_json: str = "null") -> None:
     """Worker entry point: take the channel, load the libraries, say ready, serve.
 
-    ``config_json``: the grader's :class:`~autograder.sandbox.limits.SandboxConfig` as JSON."""
+    ``config_json``: the grader's :class:`~autograder.sandbox.limits.SandboxConfig` as JSON;
+    ``warm_up_json``: the parts of :func:`worker.warm_up` the exercises' calls need, as a JSON
+    list (``null``: every part)."""
     channel = _take_channel()
     _watch_parent()
     import torch
     torch.set_num_threads(1)
     from autograder.sandbox import worker
-    worker.warm_up()                                     # before ready: never on a call's clock
+    parts = json.loads(warm_up_json)
+    worker.warm_up(tuple(worker.WARM_UPS if parts is None else parts))   # before ready: never on a call's clock
     _apply_limits(limits.SandboxConfig(**json.loads(config_json)))
     wire.send(channel, protocol.Ready().to_json())       # type: ignore[arg-type]
     worker.serve(channel)

@@ -43,11 +43,12 @@ def describe_start(config: limits.SandboxConfig) -> str:
 
 
 def choose(config: limits.SandboxConfig, in_process: bool = False,
-           warm_up: tuple[str, ...] = ()) -> backends.WorkerBackend:
+           warm_up: tuple[str, ...] | None = None) -> backends.WorkerBackend:
     """The backend for ``config`` (once per sandbox): in-process when asked, else spawned where
-    fork is missing or unsafe (or forced), else forked from the zygote at the strongest
-    isolation level allowed (:mod:`levels`), the zygote loading ``warm_up``
-    (``worker.WARM_UPS``) meanwhile. A forced level the platform cannot give raises
+    fork is missing or unsafe (or forced), each spawned worker loading ``warm_up``
+    (``worker.WARM_UPS``; None, not known: every part) before it says ready, else forked from
+    the zygote at the strongest isolation level allowed (:mod:`levels`), the zygote loading
+    ``warm_up`` meanwhile. A forced level the platform cannot give raises
     :class:`SandboxStartError`."""
     if in_process:
         return backends.InProcessBackend()
@@ -55,9 +56,9 @@ def choose(config: limits.SandboxConfig, in_process: bool = False,
         if spawns(config):
             from autograder.sandbox import spawn
             name, why = levels.spawned_level(config.isolation)
-            return spawn.SpawnedBackend(config, isolation.get(name), why)
+            return spawn.SpawnedBackend(config, isolation.get(name), why, warm_up)
         name, why = levels.resolve(config.isolation)
     except levels.IsolationUnavailable as exc:
         raise SandboxStartError(str(exc)) from None
     from autograder.sandbox import forkserver
-    return forkserver.ForkedBackend(config, isolation.get(name), why, warm_up)
+    return forkserver.ForkedBackend(config, isolation.get(name), why, warm_up or ())
