@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Iterator
 
 from autograder import contract, results
-import only_titles
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -128,6 +127,7 @@ def grade_folder(folder: Path, exercises: str | None = None, results_path: Path 
     """Grade ``folder`` with the engine in this process (workers forked from this process's
     zygote, started by conftest.py), as this test process's own worker user; ``only``: run
     only the tests whose name holds one of these words (``only_titles.py``)."""
+    import only_titles
     from autograder.grading import GradeRequest, grade
     from autograder.sandbox import SandboxConfig
 

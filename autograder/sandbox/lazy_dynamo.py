@@ -82,7 +82,6 @@ def _lazy_decorator(original: Callable[..., Any]) -> Callable[..., Any]:
         wrapped = original(fn, recursive)
         _stand_in(fn, recursive)
         return wrapped
-    _disable_dynamo.original = original      # type: ignore[attr-defined]
     return _disable_dynamo
 
 
