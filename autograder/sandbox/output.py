@@ -6,36 +6,83 @@ a fresh interpreter (spawn.py).
 from __future__ import annotations
 
 import os
+import select
 import threading
 
 from autograder import textsafe
 
+#: Where a pipe can be polled and read without blocking. On Windows the
+#: collector reads blocking, and text() gives what the thread has read so far.
+_POLLABLE = hasattr(select, "poll")
+
 
 class OutputCollector(threading.Thread):
-    """Drains the worker's stdout/stderr pipe, keeping the first ``limit`` bytes."""
+    """Drains the worker's stdout/stderr pipe, keeping the first ``limit`` bytes.
+
+    Every read happens under one lock, on a non-blocking pipe (POSIX), so :meth:`text` can
+    read what is waiting in the pipe itself: what the worker wrote before its last reply is
+    in the text, however far behind the draining thread is (a loaded machine)."""
 
     def __init__(self, fd: int, limit: int):
         super().__init__(daemon=True)
         self.fd, self.limit = fd, limit
         self.kept = bytearray()
         self.total = 0
+        self._lock = threading.Lock()
+        self._eof = False               # the pipe's end was read (the fd is closed by run only)
+        if _POLLABLE:
+            os.set_blocking(fd, False)
 
     def run(self) -> None:
         try:
-            while chunk := os.read(self.fd, 1 << 16):
-                self.total += len(chunk)
-                room = self.limit - len(self.kept)
-                if room > 0:
-                    self.kept += chunk[:room]
-        except OSError:
+            if _POLLABLE:
+                poller = select.poll()          # not select(): fds above 1023 are fine
+                poller.register(self.fd, select.POLLIN)
+            while not self._eof:
+                if _POLLABLE:
+                    poller.poll()
+                    with self._lock:
+                        self._read_waiting()
+                else:
+                    chunk = os.read(self.fd, 1 << 16)
+                    with self._lock:
+                        self._keep(chunk)
+        except (OSError, ValueError):
             pass
         finally:
-            os.close(self.fd)
+            with self._lock:
+                self._eof = True        # text() reads no more: the fd number may be reused
+                os.close(self.fd)
+
+    def _read_waiting(self) -> None:
+        """Reads what the pipe holds now (lock held)."""
+        while not self._eof:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            self._keep(chunk)
+
+    def _keep(self, chunk: bytes) -> None:
+        if not chunk:
+            self._eof = True
+            return
+        self.total += len(chunk)
+        room = self.limit - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
 
     def text(self) -> str:
         """What was kept, made safe: undecodable bytes and control characters escaped
         (:func:`autograder.textsafe.text`), line breaks normalised."""
-        out = textsafe.text(textsafe.from_bytes(self.kept))
-        if self.total > self.limit:
-            out += f"\n… ({self.total - self.limit} more bytes of output not shown)"
+        with self._lock:
+            if _POLLABLE:
+                try:
+                    self._read_waiting()
+                except OSError:
+                    pass
+            kept, total = bytes(self.kept), self.total
+        out = textsafe.text(textsafe.from_bytes(kept))
+        if total > self.limit:
+            out += f"\n… ({total - self.limit} more bytes of output not shown)"
         return out
