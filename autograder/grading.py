@@ -135,8 +135,6 @@ def open_sandbox(submission: intake.Submission, config: SandboxConfig,
     unavailable, so their tests fail with intake's message and nothing is warmed for them."""
     with_source = {f.exercise.id for f in submission.found.values() if f.source is not None}
     warm_up = tuple(dict.fromkeys(part for ex in exercises if ex.id in with_source for part in ex.warm_up))
-    if "optimizer" in warm_up:
-        load_optimizers()
     backend = startup.choose(config, in_process=in_process, warm_up=warm_up)
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
                        for f in submission.found.values() if f.source is not None], config, backend)
@@ -145,18 +143,6 @@ def open_sandbox(submission: intake.Submission, config: SandboxConfig,
             # "missing" for refused files too: the message (intake's) says which it is
             sandbox.mark_missing(found.exercise.module, found.problem)
     return sandbox
-
-
-def load_optimizers() -> None:
-    """What an optimizer's first step loads (torch._dynamo, ~70 MB), before the zygote forks:
-    the suites of exercises that train (ex5, ex6) train the reference in this process, and the
-    zygote warms the same for the student's training, so both share one copy of it."""
-    import torch
-
-    weight = torch.nn.Parameter(torch.zeros(1))
-    optimizer = torch.optim.Adam([weight])
-    weight.sum().backward()
-    optimizer.step()
 
 
 @dataclass

@@ -16,6 +16,15 @@ get theirs as they are wrapped: ``torch._disable_dynamo`` becomes :func:`_disabl
 The zygote's first call on the meta device then costs 0.3 s instead of 1 s, and a grading
 whose student code never trains or compiles loads no ``torch._dynamo`` at all.
 
+The optimizers' ``step`` (Adam, SGD, …) is wrapped by another of torch's decorators,
+``torch.optim.optimizer._use_grad_for_differentiable``, which sets the grad mode the step
+runs in and imports ``torch._dynamo`` on every call to mark a graph break before and after
+it (``torch._dynamo.graph_break``, which does nothing outside TorchDynamo's tracing). The
+first step of any optimizer thus loaded ``torch._dynamo`` (1 s): in the grader, where ex5's
+reference trains, and in every worker of a submission that trains. :func:`install` gives
+each such ``step`` an :func:`_optimizer_step`: the same grad mode around the same step
+while ``torch._dynamo`` is not loaded, torch's own wrapper (graph breaks and all) once it is.
+
 It must run before the process first freezes its objects (``gc.freeze``: frozen objects are
 not listed by ``gc.get_objects``): the grader calls it before it forks the zygote, which
 inherits the result. Where torch's wrapper is laid out otherwise (another torch version),
@@ -85,9 +94,63 @@ def _lazy_decorator(original: Callable[..., Any]) -> Callable[..., Any]:
     return _disable_dynamo
 
 
+def _use_grad_code() -> types.CodeType | None:
+    """The code of torch's optimizer-step wrapper, if it is laid out as :func:`_optimizer_step`
+    expects (the step in a cell named ``func``; the only use of torch._dynamo a graph break)."""
+    try:
+        from torch.optim.optimizer import _use_grad_for_differentiable
+    except ImportError:
+        return None
+    code = _use_grad_for_differentiable(lambda self: None).__code__
+    if code.co_freevars == ("func",) and "graph_break" in code.co_names and "defaults" in code.co_names:
+        return code
+    return None
+
+
+def _optimizer_step(use_grad: Callable[..., Any], step: Callable[..., Any]) -> Callable[..., Any]:
+    """``use_grad`` (torch's wrapper of an optimizer's ``step``) without importing torch._dynamo
+    while nothing can be tracing: the step runs with grad mode set as torch's wrapper sets it."""
+    import torch
+
+    @functools.wraps(step)
+    def _use_grad(*args: Any, **kwargs: Any) -> Any:
+        if getattr(sys.modules.get("torch._dynamo"), "graph_break", None) is not None:
+            return use_grad(*args, **kwargs)            # torch's own, graph breaks and all
+        optimizer = args[0]
+        previous = torch.is_grad_enabled()
+        try:
+            torch.set_grad_enabled(optimizer.defaults["differentiable"])
+            return step(*args, **kwargs)
+        finally:
+            torch.set_grad_enabled(previous)
+    return _use_grad
+
+
+def _lazy_optimizer_steps() -> int:
+    """Every loaded optimizer class whose own ``step`` is torch's wrapper gets
+    :func:`_optimizer_step` in its place; how many. A class whose ``step`` something else
+    wrapped already (an optimizer was made: torch's profiling hook) is left as it is."""
+    code = _use_grad_code()
+    if code is None:
+        return 0
+    import torch
+
+    count = 0
+    classes = list(torch.optim.Optimizer.__subclasses__())
+    while classes:
+        cls = classes.pop()
+        classes.extend(cls.__subclasses__())
+        step = cls.__dict__.get("step")
+        if type(step) is types.FunctionType and step.__code__ is code:
+            cls.step = _optimizer_step(step, step.__closure__[0].cell_contents)
+            count += 1
+    return count
+
+
 def install() -> int:
-    """Give every wrapped function not called yet its :class:`UntilDynamo`; how many (0 when
-    torch is not loaded, ``torch._dynamo`` already is, torch's wrapper differs, or it was done)."""
+    """Give every wrapped function not called yet its :class:`UntilDynamo` and every optimizer
+    step its :func:`_optimizer_step`; how many (0 when torch is not loaded, ``torch._dynamo``
+    already is, torch's wrappers differ, or it was done)."""
     global _installed
     if _installed or "torch" not in sys.modules or "torch._dynamo" in sys.modules:
         return 0
@@ -105,5 +168,6 @@ def install() -> int:
                 _stand_in(fn, obj.__closure__[recursive_at].cell_contents)
                 count += 1
     torch._disable_dynamo = _lazy_decorator(torch._disable_dynamo)
+    count += _lazy_optimizer_steps()
     _installed = True
     return count
