@@ -15,7 +15,7 @@ from typing import Callable
 
 import pytest
 
-from autograder import seeds
+from autograder import seeds, suite_fixtures
 from autograder.budget import Budgeted, Budgets
 from autograder.contract import EXERCISES
 from autograder.diagnosis import causes
@@ -56,15 +56,19 @@ class GradingPlugin:
         return cls(None, None)          # type: ignore[arg-type] - nothing is run
 
     # ---------------------------------------------------------------- fixtures
-    @pytest.fixture(scope="session")
-    def student(self) -> StudentModules:
+    # (the fixtures themselves: autograder.suite_fixtures, registered here)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[suite_fixtures.PLUGIN] = self
+        if not config.pluginmanager.is_registered(suite_fixtures):
+            config.pluginmanager.register(suite_fixtures, "autograder-suite-fixtures")
+
+    def student_modules(self) -> StudentModules:
         return StudentModules(self._guarded, [f.exercise.module for f in self._submission.found.values()])
 
-    @pytest.fixture(scope="session")
-    def support(self):
+    def support_root(self):
         return support_root(self._guarded)
 
-    @pytest.fixture(scope="session")
+    @property
     def submission(self) -> Submission:
         return self._submission
 

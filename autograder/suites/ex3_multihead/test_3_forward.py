@@ -129,7 +129,7 @@ def test_heads_independent(student, state):
     expect_shape(before, (B, HEADS, N, M), "weights", shown)
     expect_shape(after, (B, HEADS, N, M), "weights", shown)
     expect_all_finite((before, after), "weights", shown)
-    diff = (after.double() - before.double()).abs().amax(dim=(0, 2, 3))      # per head
+    diff = (after.detach().double() - before.detach().double()).abs().amax(dim=(0, 2, 3))   # per head
     others = [i for i in range(HEADS) if i != head and not float(diff[i]) <= 1e-5]
     if others:
         fail(f"changing only the rows of W_q.weight that produce head {head}'s queries (output "
