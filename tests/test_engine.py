@@ -228,6 +228,30 @@ def test_output_holds_what_was_written_however_far_behind_the_draining_thread_is
     assert collector.text().startswith("hello\n01")
 
 
+@pytest.mark.skipif(os.name != "posix", reason="Windows pipes cannot be polled: text() gives what was drained")
+def test_output_can_be_read_while_a_worker_writes_without_pause():
+    """text() reads a bounded amount itself: a pipe that is never empty (a worker writing
+    faster than the grader reads, made certain here by reads that always return a full
+    chunk) cannot keep it reading."""
+    import threading
+    from autograder.sandbox.output import OutputCollector
+
+    class NeverEmpty(OutputCollector):
+        def _read_chunk(self) -> bytes:
+            return b"y" * 65536
+
+    read_end, write_end = os.pipe()
+    collector = NeverEmpty(read_end, limit=1000)                  # its thread not started
+    texts: list[str] = []
+    reader = threading.Thread(target=lambda: texts.append(collector.text()), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    os.close(write_end)
+    os.close(read_end)
+    assert not reader.is_alive(), "text() kept reading a pipe that never empties"
+    assert texts[0].startswith("y" * 1000) and "more bytes of output not shown" in texts[0]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="the worker user and mount namespace need root")
 def test_worker_starts_from_a_private_folder_with_path_hooks_on_sys_path():
     """A checkout in a 0700 folder (`mktemp -d`, /root/...) with an editable install: sys.path

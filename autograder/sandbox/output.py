@@ -14,6 +14,10 @@ from autograder import textsafe
 #: Where a pipe can be polled and read without blocking. On Windows the
 #: collector reads blocking, and text() gives what the thread has read so far.
 _POLLABLE = hasattr(select, "poll")
+_CHUNK = 1 << 16
+#: What text() reads itself at most (16 MB, far above any output limit): the pipe holds 64 kB
+#: unless resized, so this is all that waits there, but a writer that never pauses refills it.
+_TEXT_CHUNKS = 256
 
 
 class OutputCollector(threading.Thread):
@@ -41,10 +45,10 @@ class OutputCollector(threading.Thread):
             while not self._eof:
                 if _POLLABLE:
                     poller.poll()
-                    with self._lock:
-                        self._read_waiting()
+                    with self._lock:            # one chunk at a time: text() never waits long
+                        self._read_waiting(chunks=1)
                 else:
-                    chunk = os.read(self.fd, 1 << 16)
+                    chunk = self._read_chunk()
                     with self._lock:
                         self._keep(chunk)
         except (OSError, ValueError):
@@ -54,14 +58,20 @@ class OutputCollector(threading.Thread):
                 self._eof = True        # text() reads no more: the fd number may be reused
                 os.close(self.fd)
 
-    def _read_waiting(self) -> None:
-        """Reads what the pipe holds now (lock held)."""
-        while not self._eof:
+    def _read_waiting(self, chunks: int) -> None:
+        """Reads what the pipe holds now, at most ``chunks`` reads (lock held): a worker that
+        writes without pause cannot keep the reader here."""
+        for _ in range(chunks):
+            if self._eof:
+                return
             try:
-                chunk = os.read(self.fd, 1 << 16)
+                chunk = self._read_chunk()
             except BlockingIOError:
                 return
             self._keep(chunk)
+
+    def _read_chunk(self) -> bytes:
+        return os.read(self.fd, _CHUNK)
 
     def _keep(self, chunk: bytes) -> None:
         if not chunk:
@@ -78,7 +88,7 @@ class OutputCollector(threading.Thread):
         with self._lock:
             if _POLLABLE:
                 try:
-                    self._read_waiting()
+                    self._read_waiting(chunks=_TEXT_CHUNKS)
                 except OSError:
                     pass
             kept, total = bytes(self.kept), self.total
