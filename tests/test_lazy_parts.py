@@ -228,3 +228,36 @@ def test_the_command_line_imports_only_the_chosen_subcommand(command):
     allowed = {"batch": ("autograder.batch", "autograder.batching", "autograder.staff")}.get(command, ())
     foreign = [m for m in loaded if m.startswith(SUBCOMMAND_PACKAGES) and not m.startswith(allowed)]
     assert not foreign, f"{command}'s command line imports {foreign}"
+
+
+WARM_ORDER = r'''
+import json, sys
+from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules, startup
+SOURCE = ("import sys\n"
+          "AT_IMPORT = {m: m in sys.modules for m in ('sympy', 'matplotlib.backends.backend_agg')}\n"
+          "def at_import(): return AT_IMPORT\n")
+config = SandboxConfig(isolation="process", worker_start="fork")
+needs = {"first": (), "second": ("figures",), "third": ("meta",)}      # as open_sandbox makes it
+box = Sandbox([ModuleSource(m, f"{m}.py", SOURCE) for m in needs], config, startup.choose(config, needs=needs))
+box.start()
+student = StudentModules(box, list(needs))
+seen = {m: getattr(student, m).at_import() for m in sys.argv[1].split(",")}   # each in its own worker
+box.close()
+print(json.dumps(seen))
+'''
+
+
+@pytest.mark.parametrize("order", ["first,second,third", "third,second,first"])
+def test_each_worker_is_forked_once_its_own_warm_ups_are_loaded_and_the_first_waits_for_no_other(order):
+    """Forked workers: what each student module's calls load on first use (its exercise's
+    warm-ups) is loaded by the zygote before that module's worker is forked, in whatever order
+    the modules are entered; the first module's worker is forked before the parts that only
+    later modules need (ex1's worker does not wait for ex5's meta device)."""
+    done = subprocess.run([sys.executable, "-c", WARM_ORDER, order], cwd=ROOT, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"}, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["second"]["matplotlib.backends.backend_agg"], seen
+    assert seen["third"]["sympy"], seen
+    if order.startswith("first"):
+        assert seen["first"] == {"sympy": False, "matplotlib.backends.backend_agg": False}, seen

@@ -52,8 +52,9 @@ class WorkerBackend(abc.ABC):
         return []
 
     @abc.abstractmethod
-    def start(self) -> Worker:
-        """A fresh, ready worker (:class:`SandboxStartError` when it cannot start)."""
+    def start(self, module: str | None = None) -> Worker:
+        """A fresh, ready worker (:class:`SandboxStartError` when it cannot start), for the
+        student module ``module`` (None: a worker shared by every module, or not known)."""
 
     def describe(self) -> str:
         """One line for ``check -v`` and logs: how student code runs."""
@@ -82,7 +83,7 @@ class InProcessBackend(WorkerBackend):
                          "benchmark: student code runs in the grader's own process")
         self._worker: InProcessWorker | None = None
 
-    def start(self) -> Worker:
+    def start(self, module: str | None = None) -> Worker:
         if self._worker is None:          # one interpreter: the same worker for ever
             self._worker = InProcessWorker()
         return self._worker

@@ -28,6 +28,7 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from autograder.jsontypes import JSONObject
@@ -269,11 +270,19 @@ def describe_exit(status: int | None, config: limits.SandboxConfig, exc: Excepti
 
 
 class ForkedBackend(backends.WorkerBackend):
-    """Workers forked from this process's zygote, one per exercise, at ``level``."""
+    """Workers forked from this process's zygote, one per exercise, at ``level``.
+
+    Warm-ups (``worker.WARM_UPS``): ``warm_up``, what every worker needs, and the first
+    module's part of ``needs`` (what each student module's calls need; its first module is
+    the first worker's, in the order the suites run) are loaded by the zygote at once, while
+    the grader goes on. A worker is forked only after its own module's parts are loaded,
+    whatever the order; the other modules' parts are loaded after the first worker is forked,
+    while it runs, so that the first worker does not wait for what only later ones need."""
     per_exercise = True
 
     def __init__(self, config: limits.SandboxConfig, level: isolation.Level, why: str,
-                 warm_up: tuple[str, ...] = (), zygote: ForkServer | None = None):
+                 warm_up: tuple[str, ...] = (), zygote: ForkServer | None = None,
+                 needs: Mapping[str, tuple[str, ...]] | None = None):
         super().__init__(level, why)
         if level.worker_user:           # a worker user no other grader on the machine uses now
             config = dataclasses.replace(config, user=users.claim(config.user))
@@ -281,7 +290,10 @@ class ForkedBackend(backends.WorkerBackend):
         self.ids = level.worker_ids(config)
         self._checked: list[str] | None = None
         self._zygote = zygote                           # None: this process's shared one
-        self.zygote().warm_up(warm_up)                  # the zygote loads it while we go on
+        self._needs = dict(needs or {})
+        self._every_part = tuple(dict.fromkeys((*warm_up, *(p for parts in self._needs.values() for p in parts))))
+        first = next(iter(self._needs.values()), ())
+        self.zygote().warm_up((*warm_up, *first))       # the zygote loads it while we go on
 
     def zygote(self) -> ForkServer:
         if self._zygote is not None and self._zygote.alive():
@@ -293,9 +305,13 @@ class ForkedBackend(backends.WorkerBackend):
             self._checked = self.level.check_files(self.config, self.ids)
         return self._checked
 
-    def start(self) -> ForkedWorker:
+    def start(self, module: str | None = None) -> ForkedWorker:
         self.check_files()
-        return ForkedWorker(self.zygote(), self.config, self.level, self.ids)
+        zygote = self.zygote()          # a zygote started again (the first died) has loaded nothing
+        zygote.warm_up(self._every_part if module is None else self._needs.get(module, ()))
+        worker = ForkedWorker(zygote, self.config, self.level, self.ids)
+        zygote.warm_up(self._every_part)                # later workers' parts, while this one runs
+        return worker
 
 
 # --------------------------------------------------------------------------- zygote side

@@ -190,7 +190,7 @@ class Sandbox:
         if locked:
             isolation.announce_once(f"isolation: {self.level} — made unreadable to {self.config.user!r}: "
                                     f"{', '.join(locked)}", self._said)
-        self._worker = worker = self.backend.start()
+        self._worker = worker = self.backend.start(self.active if self.backend.per_exercise else None)
         isolation.announce_once(self.backend.level.network_note(worker.ready), self._said)
         isolation.announce_once(self.backend.level.root_note(worker.ready), self._said)
         reload = [self.active] if self.backend.per_exercise else self._loaded

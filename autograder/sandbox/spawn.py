@@ -166,7 +166,7 @@ class SpawnedBackend(backends.WorkerBackend):
         self.config = config
         self.warm_up = warm_up          # what each worker loads before it says ready (None: all)
 
-    def start(self) -> SpawnedWorker:
+    def start(self, module: str | None = None) -> SpawnedWorker:
         return SpawnedWorker(self.config, self.warm_up)
 
     def describe(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 
 from autograder.sandbox import backends, isolation, levels, limits
 from autograder.sandbox.errors import SandboxStartError
@@ -43,22 +44,27 @@ def describe_start(config: limits.SandboxConfig) -> str:
 
 
 def choose(config: limits.SandboxConfig, in_process: bool = False,
-           warm_up: tuple[str, ...] | None = None) -> backends.WorkerBackend:
+           warm_up: tuple[str, ...] | None = None,
+           needs: Mapping[str, tuple[str, ...]] | None = None) -> backends.WorkerBackend:
     """The backend for ``config`` (once per sandbox): in-process when asked, else spawned where
-    fork is missing or unsafe (or forced), each spawned worker loading ``warm_up``
-    (``worker.WARM_UPS``; None, not known: every part) before it says ready, else forked from
-    the zygote at the strongest isolation level allowed (:mod:`levels`), the zygote loading
-    ``warm_up`` meanwhile. A forced level the platform cannot give raises
-    :class:`SandboxStartError`."""
+    fork is missing or unsafe (or forced), each spawned worker loading ``warm_up`` and every
+    part of ``needs`` (``worker.WARM_UPS``; both None, not known: every part) before it says
+    ready, else forked from the zygote at the strongest isolation level allowed
+    (:mod:`levels`), the zygote loading ``warm_up`` and the first module's ``needs`` meanwhile
+    and each module's before its worker (:class:`~forkserver.ForkedBackend`). ``needs``: what
+    each student module's calls load on first use, in the order the suites run. A forced
+    level the platform cannot give raises :class:`SandboxStartError`."""
     if in_process:
         return backends.InProcessBackend()
     try:
         if spawns(config):
             from autograder.sandbox import spawn
             name, why = levels.spawned_level(config.isolation)
-            return spawn.SpawnedBackend(config, isolation.get(name), why, warm_up)
+            parts = warm_up if needs is None else (*(warm_up or ()), *(p for ps in needs.values() for p in ps))
+            return spawn.SpawnedBackend(config, isolation.get(name), why,
+                                        None if parts is None else tuple(dict.fromkeys(parts)))
         name, why = levels.resolve(config.isolation)
     except levels.IsolationUnavailable as exc:
         raise SandboxStartError(str(exc)) from None
     from autograder.sandbox import forkserver
-    return forkserver.ForkedBackend(config, isolation.get(name), why, warm_up or ())
+    return forkserver.ForkedBackend(config, isolation.get(name), why, warm_up or (), needs=needs)
