@@ -130,9 +130,10 @@ def _worker_config(request: GradeRequest) -> SandboxConfig:
 def open_sandbox(submission: intake.Submission, config: SandboxConfig,
                  exercises: tuple[contract.Exercise, ...] = (), in_process: bool = False) -> Sandbox:
     """A sandbox holding the submission's usable sources, its worker backend chosen now (the
-    zygote starts loading what the student calls of the first of ``exercises`` that has a source
-    need while the grader goes on, each other's before its worker: ``ForkedBackend``); exercises without a source (missing, refused) are recorded as
-    unavailable, so their tests fail with intake's message and nothing is warmed for them."""
+    zygote starts loading what the student calls of the first of ``exercises`` that has a
+    source need while the grader goes on, each other's before its worker: ``ForkedBackend``);
+    exercises without a source (missing, refused) are recorded as unavailable, so their tests
+    fail with intake's message and nothing is warmed for them."""
     with_source = {f.exercise.id for f in submission.found.values() if f.source is not None}
     needs = {ex.module: ex.warm_up for ex in exercises if ex.id in with_source}   # in the order they run
     backend = startup.choose(config, in_process=in_process, needs=needs)

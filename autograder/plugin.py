@@ -62,10 +62,10 @@ class GradingPlugin:
         if not config.pluginmanager.is_registered(suite_fixtures):
             config.pluginmanager.register(suite_fixtures, "autograder-suite-fixtures")
 
-    def student_modules(self) -> StudentModules:
+    def student(self) -> StudentModules:
         return StudentModules(self._guarded, [f.exercise.module for f in self._submission.found.values()])
 
-    def support_root(self):
+    def support(self):
         return support_root(self._guarded)
 
     @property

@@ -22,13 +22,13 @@ PLUGIN = pytest.StashKey["GradingPlugin"]()
 @pytest.fixture(scope="session")
 def student(request: pytest.FixtureRequest) -> "StudentModules":
     """The submission's modules, in the sandbox, every call under the exercise's budget."""
-    return request.config.stash[PLUGIN].student_modules()
+    return request.config.stash[PLUGIN].student()
 
 
 @pytest.fixture(scope="session")
 def support(request: pytest.FixtureRequest):
     """The kit's pristine support code, run in the worker next to the student's objects."""
-    return request.config.stash[PLUGIN].support_root()
+    return request.config.stash[PLUGIN].support()
 
 
 @pytest.fixture(scope="session")

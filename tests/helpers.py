@@ -123,10 +123,11 @@ def copy_tree(src: Path, dest: Path) -> Path:
 # --------------------------------------------------------------------------- grading in this process
 
 def grade_folder(folder: Path, exercises: str | None = None, results_path: Path | None = None,
-                 only: tuple[str, ...] = (), **limits) -> results.Results:
+                 only: tuple[str, ...] = (), pytest_extra: tuple[str, ...] = (), **limits) -> results.Results:
     """Grade ``folder`` with the engine in this process (workers forked from this process's
     zygote, started by conftest.py), as this test process's own worker user; ``only``: run
-    only the tests whose name holds one of these words (``only_titles.py``)."""
+    only the tests whose name holds one of these words (``only_titles.py``); ``pytest_extra``:
+    more arguments for the suites' pytest."""
     import only_titles
     from autograder.grading import GradeRequest, grade
     from autograder.sandbox import SandboxConfig
@@ -134,7 +135,7 @@ def grade_folder(folder: Path, exercises: str | None = None, results_path: Path 
     config = SandboxConfig(**({"call_timeout": 20.0, "user": worker_user("engine")} | limits))
     return grade(GradeRequest(submission=folder, results_path=results_path,
                               exercises=contract.select(exercises), config=config,
-                              pytest_extra=only_titles.engine_args(only)))
+                              pytest_extra=(*only_titles.engine_args(only), *pytest_extra)))
 
 
 def failed_titles(outcome: results.Results) -> list[str]:

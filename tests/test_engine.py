@@ -351,13 +351,8 @@ def test_the_suites_fixtures_use_no_pytest_api_due_for_removal():
     """The suites' fixtures (student, support, submission) were methods of the plugin
     instance, which pytest 9 deprecates for session scope and pytest 10 removes: with that
     warning made an error, a correct ex1 must still get full marks."""
-    from autograder.grading import GradeRequest, grade
-    from autograder.sandbox import SandboxConfig
-    from helpers import worker_user
-
-    outcome = grade(GradeRequest(submission=solution_file("ex1").parent, exercises=contract.select("ex1"),
-                                 config=SandboxConfig(call_timeout=20.0, user=worker_user("engine")),
-                                 pytest_extra=("-W", "error::pytest.PytestRemovedIn10Warning")))
+    outcome = grade_folder(solution_file("ex1").parent, "ex1",
+                           pytest_extra=("-W", "error::pytest.PytestRemovedIn10Warning"))
     assert outcome.tests and outcome.score == 20, [t.output for t in outcome.tests if not t.passed][:2]
 
 

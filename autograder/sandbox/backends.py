@@ -15,6 +15,7 @@ how its workers came to be.
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 
 from autograder.sandbox import isolation, protocol
 
@@ -36,6 +37,11 @@ class Worker(abc.ABC):
     def output(self) -> str:
         """What the student's code printed (the first bytes)."""
         return ""
+
+
+def every_part(warm_up: tuple[str, ...], needs: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """``warm_up`` and every module's ``needs`` (``worker.WARM_UPS`` names), each once, in order."""
+    return tuple(dict.fromkeys((*warm_up, *(part for parts in needs.values() for part in parts))))
 
 
 class WorkerBackend(abc.ABC):

@@ -291,7 +291,7 @@ class ForkedBackend(backends.WorkerBackend):
         self._checked: list[str] | None = None
         self._zygote = zygote                           # None: this process's shared one
         self._needs = dict(needs or {})
-        self._every_part = tuple(dict.fromkeys((*warm_up, *(p for parts in self._needs.values() for p in parts))))
+        self._every_part = backends.every_part(warm_up, self._needs)
         first = next(iter(self._needs.values()), ())
         self.zygote().warm_up((*warm_up, *first))       # the zygote loads it while we go on
 

@@ -60,9 +60,8 @@ def choose(config: limits.SandboxConfig, in_process: bool = False,
         if spawns(config):
             from autograder.sandbox import spawn
             name, why = levels.spawned_level(config.isolation)
-            parts = warm_up if needs is None else (*(warm_up or ()), *(p for ps in needs.values() for p in ps))
-            return spawn.SpawnedBackend(config, isolation.get(name), why,
-                                        None if parts is None else tuple(dict.fromkeys(parts)))
+            parts = warm_up if needs is None else backends.every_part(warm_up or (), needs)
+            return spawn.SpawnedBackend(config, isolation.get(name), why, parts)
         name, why = levels.resolve(config.isolation)
     except levels.IsolationUnavailable as exc:
         raise SandboxStartError(str(exc)) from None

@@ -84,7 +84,8 @@ WARM_UPS = {"meta": _warm_meta, "figures": _warm_figures, "optimizer": _warm_opt
 def warm_up(parts: tuple[str, ...] = tuple(WARM_UPS)) -> None:
     """Load what student calls of the given kinds will need (unknown names are ignored); no
     ``torch._dynamo`` unless they compile (:mod:`~autograder.sandbox.lazy_dynamo`: a forked
-    worker's zygote has it installed by the grader, a spawned worker and a warm grader install it here)."""
+    worker's zygote has it installed by the grader, a spawned worker and a warm grader install
+    it here)."""
     lazy_dynamo.install()
     for part in parts:
         if part in WARM_UPS:
