@@ -8,7 +8,7 @@ student code ran. So the working folder, ``''`` and every relative entry leave
 the kit *is* in the working folder, ``/autograder/source``, and stays importable).
 
 This happens when this module is imported, before the command line (and ``argparse``) is:
-the console script ``attention-autograder`` enters through :func:`main` here for the same
+the console script ``attention-autograder`` enters through :func:`console` here for the same
 reason.
 """
 import os
@@ -42,5 +42,13 @@ def main() -> int:
     return int(cli_main() or 0)
 
 
+def console() -> None:
+    """The console script ``attention-autograder``: :func:`main`, then the process ends
+    without the interpreter's teardown (:mod:`autograder.process_exit`)."""
+    from autograder.process_exit import exit_process
+
+    exit_process(main())
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console()

@@ -252,13 +252,13 @@ def test_modules_in_the_working_folder_are_never_imported(tmp_path, proof):
 
 
 def test_the_console_script_entry_imports_nothing_from_the_working_folder(tmp_path, proof):
-    """``attention-autograder`` enters through ``autograder.__main__:main``; here with ``''``
+    """``attention-autograder`` enters through ``autograder.__main__:console``; here with ``''``
     first on sys.path (as ``python -c`` has it), the worst case for the working folder."""
     plant = f'import os\nopen(os.path.join("{proof}", __name__ + "-imported"), "w").close()\n'
     for name in ("argparse", "pytest", "json", "textwrap"):
         (tmp_path / f"{name}.py").write_text(plant)
     entry = "import sys; sys.argv = ['attention-autograder', '--help']; " \
-            "from autograder.__main__ import main; sys.exit(main())"
+            "from autograder.__main__ import console; console()"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([PYTHON, "-c", entry], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=120)

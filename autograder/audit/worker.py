@@ -66,4 +66,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from autograder.process_exit import exit_process
+    exit_process(main())

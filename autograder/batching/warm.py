@@ -116,4 +116,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from autograder.process_exit import exit_process
+    exit_process(main())
