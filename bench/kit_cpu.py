@@ -30,40 +30,50 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 OUT_ENV = "KIT_CPU_OUT"
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+# --------------------------------------------------------------------------- one test's record
+
+@dataclass
+class Row:
+    """One test's line in the record (seconds): written by the plugin, read by the summary."""
+    test: str
+    wall: float
+    self: float
+    kids: float
+    zygote: float
+
+    @property
+    def cpu(self) -> float:
+        return self.self + self.kids + self.zygote
+
+
 # --------------------------------------------------------------------------- the plugin
 
 def _zygote_cpu() -> float:
     """CPU of this process's zygote and of the workers it has reaped (Linux; 0 elsewhere)."""
-    from autograder.sandbox import forkserver
+    from autograder.sandbox import forkserver, lifetime
     zygote = forkserver._shared
-    if zygote is None:
-        return 0.0
-    try:
-        stat = Path(f"/proc/{zygote.pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = stat.rsplit(")", 1)[1].split()          # after the command name, which may hold spaces
+    fields = lifetime._stat_fields(zygote.pid) if zygote is not None else []
     return sum(int(v) for v in fields[11:15]) / _TICK     # utime stime cutime cstime
 
 
 def _record(item, wall: float, before: os.times_result, after: os.times_result, zygote: float) -> None:
     folder = Path(os.environ.get(OUT_ENV, "kit-cpu"))
     folder.mkdir(parents=True, exist_ok=True)
-    row = {"test": item.nodeid, "wall": round(wall, 3),
-           "self": round(after.user - before.user + after.system - before.system, 3),
-           "kids": round(after.children_user - before.children_user
+    row = Row(test=item.nodeid, wall=round(wall, 3),
+              self=round(after.user - before.user + after.system - before.system, 3),
+              kids=round(after.children_user - before.children_user
                          + after.children_system - before.children_system, 3),
-           "zygote": round(max(0.0, zygote), 3)}
+              zygote=round(max(0.0, zygote), 3))
     name = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(folder / f"{name}.jsonl", "a", encoding="utf-8") as out:
-        out.write(json.dumps(row) + "\n")
+        out.write(json.dumps(asdict(row)) + "\n")
 
 
 try:
@@ -80,19 +90,6 @@ except ImportError:                                      # the summary needs no 
 
 
 # --------------------------------------------------------------------------- the summary
-
-@dataclass
-class Row:
-    test: str
-    wall: float
-    self: float
-    kids: float
-    zygote: float
-
-    @property
-    def cpu(self) -> float:
-        return self.self + self.kids + self.zygote
-
 
 def read(folder: Path) -> list[Row]:
     return [Row(**json.loads(line)) for path in sorted(folder.glob("*.jsonl"))

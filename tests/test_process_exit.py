@@ -1,5 +1,5 @@
 """``autograder.process_exit``: a command's process ends as a normal exit would, minus the
-interpreter's teardown (half a second of CPU once torch is loaded)."""
+interpreter's teardown (0.2–0.5 s of CPU once torch is loaded)."""
 from __future__ import annotations
 
 import json
