@@ -46,12 +46,16 @@ combine_heads = _slow(combine_heads)
 MultiHeadAttention.forward = _slow(MultiHeadAttention.forward)
 '''
 
+# A hang that sleeps: the grader's clocks are wall clocks, so it is as stuck as a busy loop,
+# without spending a core for its 25 s in the batch test (the hostile corpus's
+# infinite_loop_* cases are the busy loops).
 HANGING_FORWARD = '''
 
 # --- forward never returns
 def _hang(self, *args, **kwargs):
+    import time
     while True:
-        pass
+        time.sleep(0.05)
 
 
 MultiHeadAttention.forward = _hang

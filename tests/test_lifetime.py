@@ -197,10 +197,13 @@ def _grade_help() -> str:
                           capture_output=True, text=True, env=_env(ROOT)).stdout
 
 
-def _env(kit: Path) -> dict[str, str]:
+def _env(kit: Path, tmp: Path | None = None) -> dict[str, str]:
+    """The grader's environment; ``tmp``: its temporary folder (see :func:`case_dir`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "AG_"))}
     env.update(PYTHONPATH=str(kit), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg",
                OMP_NUM_THREADS="1")
+    if tmp is not None:
+        env["TMPDIR"] = str(tmp)
     return env
 
 
@@ -273,12 +276,25 @@ def one_run_at_a_time():
 
 @pytest.fixture
 def case_dir():
-    """A folder every level can read (tmp_path is private to root), removed afterwards."""
+    """A folder every level can read (tmp_path is private to root), removed afterwards, and
+    beside it the case's temporary folder (:func:`_case_tmp`): a grader killed with SIGKILL
+    cannot remove what it made there (its workers' homes, a batch's private copies, the
+    unprivileged level's matplotlib cache), so the case does, instead of leaving it in /tmp."""
     folder = Path(tempfile.mkdtemp(prefix=f"ag-life-{uuid.uuid4().hex[:8]}-"))
     folder.chmod(0o755)
+    tmp = _case_tmp(folder)
+    tmp.mkdir()
+    tmp.chmod(0o1777)                               # sticky and open to all, as /tmp
     yield folder
     _kill_leftovers(folder.name)
     shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _case_tmp(folder: Path) -> Path:
+    """The case's TMPDIR: beside the case folder, not in it (a batch hides its output folder,
+    the case folder, from its workers, whose homes are made in TMPDIR)."""
+    return folder.with_name(folder.name + ".tmp")
 
 
 def _submission(folder: Path, kind: str, owner: int) -> tuple[Path, Path]:
@@ -297,7 +313,7 @@ def _start_grader(level: Level, sub: Path, results: Path, wrapper: tuple[str, ..
            "--exercises", "ex1", "--results", str(results), "--timeout", "120", *level.extra]
     # Started as a shell's background job would be (CI runners, `nohup … &`): with SIGINT
     # ignored, which Python keeps. The grader must be interruptible all the same.
-    return subprocess.Popen(cmd, cwd=level.kit, env=_env(level.kit), stdin=subprocess.DEVNULL,
+    return subprocess.Popen(cmd, cwd=level.kit, env=_env(level.kit, _case_tmp(sub.parent)), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
@@ -405,7 +421,7 @@ def _start_batch(folder: Path, student_timeout: float) -> tuple[subprocess.Popen
     cmd = [sys.executable, "-m", "autograder", "batch", str(subs), "--out", str(folder / "grades.csv"),
            "--exercises", "ex1", "--jobs", "1", "--no-progress",
            "--student-timeout", f"{student_timeout:g}"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(ROOT), stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(ROOT, _case_tmp(folder)), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     return proc, BatchTree(proc.pid)

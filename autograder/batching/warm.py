@@ -24,6 +24,7 @@ import autograder.__main__  # noqa: F401,I001 - first: drops the working folder 
 
 import argparse
 import atexit
+import gc
 import json
 import os
 import signal
@@ -41,6 +42,18 @@ def preload(exercises: str | None) -> None:
     from autograder.sandbox import worker
 
     worker.warm_up(tuple(dict.fromkeys(p for ex in contract.select(exercises) for p in ex.warm_up)))
+
+
+def freeze() -> None:
+    """Make what :func:`preload` loaded permanent before the first fork, as a grader does
+    before it forks its zygote (:class:`autograder.sandbox.forkserver.ForkServer`): otherwise
+    each forked grader's first full garbage collection walks every inherited object and so
+    copies every page holding one (measured after ``preload()``: 18,000 pages, ~70 MB and
+    0.19 s of CPU per grader; 17 pages and no time once frozen). ``preload`` has installed
+    the lazy ``torch._dynamo`` of optimizer steps already (``worker.warm_up``), as it must be
+    before a freeze (:mod:`autograder.sandbox.lazy_dynamo`)."""
+    gc.collect()
+    gc.freeze()
 
 
 def _grader(argv: list[str], cwd: str, log: str, reply_fd: int) -> None:
@@ -112,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     reply_fd = os.dup(1)
     os.dup2(2, 1)                                              # stray prints never reach the protocol
     preload(args.exercises)
+    freeze()
     return serve(sys.stdin, reply_fd)
 
 
