@@ -73,6 +73,12 @@ def load_secret() -> tuple[bytes, str]:
     "created" (this checkout's, just made) or "fallback"."""
     if _override is not None:
         return _override, "override"
+    return file_secret()
+
+
+def file_secret() -> tuple[bytes, str]:
+    """The secret of :data:`SECRET_FILE` whatever the override: a build's, or this checkout's,
+    made now if it has none (``(secret, origin)`` as :func:`load_secret`)."""
     for _attempt in range(2):
         try:
             return parse_secret(SECRET_FILE.read_text(encoding="ascii")), "file"

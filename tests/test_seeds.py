@@ -149,3 +149,29 @@ def test_concurrent_graders_agree_on_a_new_checkout_secret(tmp_path):
     assert len({secret for secret, _ in outs}) == 1, outs
     assert all(origin in ("created", "file") for _, origin in outs), outs
     assert sorted(p.name for p in tmp_path.iterdir()) == ["SEED_SECRET"]      # no leftovers
+
+
+def test_a_fresh_checkouts_build_id_is_the_same_before_and_after_its_first_grading(tmp_path):
+    """The build id (``batching.resume``: resumed batches, a Dask cluster's check that its
+    workers run the batch's kit) digests the checkout, whose secret is made on first use. A
+    process that computed it before any grading made the secret (a batch's start) must agree
+    with one that computes it after (a Dask worker started later): seen in CI as "2 worker(s)
+    run another build of the kit than this one"."""
+    import shutil
+    import subprocess
+    import sys
+    kit = tmp_path / "checkout"
+    for name in ("autograder", "reference"):
+        shutil.copytree(ROOT / name, kit / name, ignore=shutil.ignore_patterns("__pycache__", "SEED_SECRET"))
+
+    def run(code: str) -> str:
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(kit)},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+
+    build_id = "from autograder.batching import resume; print(resume.build_id())"
+    before = run(build_id)
+    run("from autograder import seeds; seeds.load_secret()")       # a grading reads (or makes) it
+    assert (kit / "autograder" / "SEED_SECRET").is_file()
+    assert run(build_id) == before

@@ -25,7 +25,7 @@ from typing import Iterable
 
 import autograder
 from autograder.jsontypes import JSONObject
-from autograder import filetree, results
+from autograder import filetree, results, seeds
 from autograder import jobs as private_jobs
 from autograder.batching.runner import RowStatus
 
@@ -45,11 +45,18 @@ def build_id() -> str:
         if info.is_file():
             _build_id = str(json.loads(info.read_text(encoding="utf-8"))["build_id"])
         else:
+            # The checkout's secret is part of what grades (the hidden inputs), and it is made
+            # on first use: made now, so that this id, computed once per process, is the one
+            # every later process computes too (a batch that started before the first grading
+            # otherwise disagreed with the Dask workers started after it). Dotfiles are left
+            # out: the secret's half-written temporary (.SEED_SECRET.*) is one.
+            seeds.file_secret()
             digest = hashlib.sha256()
             for base in (package, package.parent / "reference"):
                 for path in sorted(base.rglob("*")):
                     rel = path.relative_to(package.parent).as_posix()
-                    if path.is_file() and "__pycache__" not in rel and not rel.endswith((".pyc", ".pyo")):
+                    if (path.is_file() and "__pycache__" not in rel and not rel.endswith((".pyc", ".pyo"))
+                            and not path.name.startswith(".")):
                         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
             _build_id = "checkout-" + digest.hexdigest()[:16]
     return _build_id
