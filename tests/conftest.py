@@ -37,14 +37,9 @@ os.environ[WORKER_USER_ENV] = worker_user("default")     # grade, batch and chec
 levels.detect()
 forkserver.shared()
 
-# Started first (collection order is the order units are handed out), longest first: the files
-# that run as one unit for a minute or more (wall time per file, bench/kit_cpu.py), so none is
-# left running alone at the end; the short units and the SPREAD files' single tests fill in after.
-SLOW_FIRST = ("test_replica.py", "test_scaffold.py", "test_staff_class.py", "test_notebooks.py",
-              "test_gradescope.py", "test_lifetime.py", "test_interop_otter.py", "test_audit.py",
-              "test_worker_per_exercise.py", "test_hostile_input.py", "test_budget.py", "test_check_platforms.py",
-              "test_interop_nbgrader.py", "test_batch_cluster.py", "test_hostile.py", "test_suites_corpus.py",
-              "test_seed_sweep.py")
+# Started first (collection order is the order tests are handed out): the longest ones.
+SLOW_FIRST = ("test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_hostile.py",
+              "test_suites_corpus.py", "test_seed_sweep.py", "test_notebooks.py")
 # Files whose tests are independent of each other (one case each, gradings shared through
 # gradings.py): spread test by test over the processes. Every other file runs in one process
 # (its module fixtures are built once), as a group of its own.
