@@ -74,12 +74,15 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
                     python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb,
                     isolation=isolation)
-    runner.pool = cluster.choose_pool(runner, link, warm, default_worker_user())   # the cluster, warm graders or none
-    kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
-    try:                                            # whatever fails, the folders' own modes come back
-        graded = _grade_all(runner, found, out_dir, exercises, call_timeout, jobs, progress, chosen)
+    try:                                            # whatever fails, no grader and no private copy is left
+        runner.pool = cluster.choose_pool(runner, link, warm, default_worker_user())   # the cluster, warm graders or none
+        kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
+        try:                                        # whatever fails, the folders' own modes come back
+            graded = _grade_all(runner, found, out_dir, exercises, call_timeout, jobs, progress, chosen)
+        finally:
+            kept.restore()
     finally:
-        kept.restore()
+        runner.close()
     ordered = [graded.rows[e.key] for e in found.entries]
     found.notes += private_jobs.neighbour_notes({r.isolation for r in ordered if r.isolation},
                                                 Path(submissions).resolve(), kept, runner.memory,
@@ -145,12 +148,10 @@ def _grade_all(runner: Runner, found: Discovery, out_dir: Path, exercises: tuple
     except KeyboardInterrupt:
         runner.stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
-        runner.close()
         bar.close()
         raise
     pool.shutdown(wait=True)
     bar.close()
-    runner.close()
     return Graded(rows, time.monotonic() - started, len(todo), kept_results)
 
 

@@ -149,6 +149,31 @@ def test_a_crashing_grader_is_a_zero_row(tmp_path):
     assert json.loads((tmp_path / "results" / "eve" / "results.json").read_text())["score"] == 0
 
 
+def test_a_batch_that_cannot_start_its_graders_leaves_no_private_folder(tmp_path, monkeypatch):
+    """Its graders' pool refused after the batch made its private staging folder (a Dask
+    cluster that refuses, say): the error reaches the caller and the folder is gone. (It was
+    removed only when grading ended or was interrupted: each refused start left one in /tmp.)"""
+    import tempfile
+
+    from autograder.batching import cluster
+
+    class Refused(RuntimeError):
+        pass
+
+    def refuse(*_args, **_kwargs):
+        raise Refused("the cluster refused")
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))        # where the private folder is made
+    monkeypatch.setattr(cluster, "choose_pool", refuse)
+    (tmp_path / "subs" / "eve").mkdir(parents=True)
+    (tmp_path / "subs" / "eve" / "attention.py").write_text("x = 1\n")
+    with pytest.raises(Refused):
+        batch.run_batch(tmp_path / "subs", tmp_path / "out" / "grades.csv", EX1, jobs=1, progress=False)
+    assert list(scratch.iterdir()) == []
+
+
 def test_misconceptions_are_counted_once_per_submission():
     entry = Entry("s", "s", Path("s"))
     fail = {"status": "failed", "tags": ["ex1"], "output": "x\nLikely cause: …",
