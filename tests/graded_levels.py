@@ -24,13 +24,13 @@ from pathlib import Path
 import pytest
 
 from autograder import results
+from helpers import kit_modes_restored
 from outside_python import outside_python
 
 ROOT = Path(__file__).resolve().parents[1]
 IS_ROOT = os.geteuid() == 0
 NOBODY = 65534
 WORKER_USER = "ag-round4"
-KIT_FOLDERS = ("autograder", "reference", "solutions", "tests", "assignments", "dist", ".git")
 RUN_BUDGET_S = 400
 
 LEVELS = [
@@ -94,16 +94,6 @@ def readable_kit() -> Path:
     return _KIT_COPY[0]
 
 
-def _kit_modes() -> dict[Path, tuple[int, int, int]]:
-    out = {}
-    for name in KIT_FOLDERS:
-        path = ROOT / name
-        if path.exists():
-            info = path.stat()
-            out[path] = (info.st_mode & 0o7777, info.st_uid, info.st_gid)
-    return out
-
-
 def grade(level: str, submission: Path, exercises: str, out: Path, *, timeout: float = 10.0,
           env_extra: dict | None = None) -> Run:
     """Grade ``submission`` at ``level``; the CLI must exit 0 with a schema-valid results.json."""
@@ -127,13 +117,8 @@ def grade(level: str, submission: Path, exercises: str, out: Path, *, timeout: f
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env.update(PYTHONPATH=str(kit), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", PYTHONHASHSEED="0",
                **(env_extra or {}))
-    modes = _kit_modes()
-    try:
+    with kit_modes_restored():
         proc = subprocess.run(cmd, cwd=out, env=env, capture_output=True, timeout=RUN_BUDGET_S)
-    finally:
-        for path, (mode, uid, gid) in modes.items():
-            os.chown(path, uid, gid)
-            os.chmod(path, mode)
     stderr = proc.stderr.decode(errors="replace")
     assert results_path.exists(), f"no results.json ({proc.returncode}): {stderr[-3000:]}"
     data = json.loads(results_path.read_text(encoding="utf-8"))

@@ -9,12 +9,15 @@ worker's id and a role; within one test process tests run one at a time.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -60,14 +63,44 @@ KIT_FOLDERS = ("autograder", "reference", "solutions", "tests", "assignments", "
 @contextlib.contextmanager
 def kit_modes_restored() -> Iterator[None]:
     """The user level locks this checkout's kit folders for the worker user (root-owned,
-    0700), as on Gradescope: put their owners and modes back afterwards."""
-    saved = {ROOT / n: (ROOT / n).stat() for n in KIT_FOLDERS if (ROOT / n).exists()}
+    0700), as on Gradescope: put their owners and modes back afterwards.
+
+    Held by one test process at a time (:func:`_kit_modes_held`): the user level checks that
+    the worker user cannot read these folders each time it starts a worker, so another test
+    process putting the modes back in the middle of a user-level grading failed that
+    grading's next worker start (``SandboxStartError``, seen once in CI)."""
+    with _kit_modes_held():
+        saved = {ROOT / n: (ROOT / n).stat() for n in KIT_FOLDERS if (ROOT / n).exists()}
+        try:
+            yield
+        finally:
+            for path, info in saved.items():
+                os.chown(path, info.st_uid, info.st_gid)
+                os.chmod(path, stat.S_IMODE(info.st_mode))
+
+
+class _KitModesLock:
+    """A file lock shared by every test process of this checkout, re-entrant in one process
+    (a module's fixture holds it around tests that take it again)."""
+    depth = 0
+    handle = None
+
+
+@contextlib.contextmanager
+def _kit_modes_held() -> Iterator[None]:
+    if _KitModesLock.depth == 0:
+        tag = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+        handle = open(Path(tempfile.gettempdir()) / f"ag-kit-modes-{tag}.lock", "w")
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _KitModesLock.handle = handle
+    _KitModesLock.depth += 1
     try:
         yield
     finally:
-        for path, info in saved.items():
-            os.chown(path, info.st_uid, info.st_gid)
-            os.chmod(path, stat.S_IMODE(info.st_mode))
+        _KitModesLock.depth -= 1
+        if _KitModesLock.depth == 0:
+            _KitModesLock.handle.close()               # closing the file releases the lock
+            _KitModesLock.handle = None
 
 
 # --------------------------------------------------------------------------- submissions
