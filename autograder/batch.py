@@ -60,6 +60,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     """Grade every submission (``only``: the named ones; every other keeps its last result);
     write the CSV, results/, summary.md, histogram.png, report.html and the LMS imports."""
     from autograder import gradebook
+    from autograder.staff import analysis as staff_analysis
     from autograder.staff import outputs as staff_outputs
 
     found = discover(submissions)
@@ -74,6 +75,8 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
                     python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb,
                     isolation=isolation)
+    # compared while they are graded: it reads their files only
+    similarity = staff_analysis.start_similar(found.entries, exercises, options or staff_options.Options())
     try:                                            # whatever fails, no grader and no private copy is left
         runner.pool = cluster.choose_pool(runner, link, warm, default_worker_user())   # the cluster, warm graders or none
         kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
@@ -89,7 +92,8 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                                                 runner.memory_mb, default_worker_user())
     facts = staff_outputs.run_facts(exercises, found=found, jobs=jobs, scheduler=scheduler, warm=warm,
                                     elapsed=graded.seconds, graded_now=graded.graded_now, kept=graded.kept)
-    gradebook.write_outputs(out_csv, ordered, exercises, facts=facts, options=options, found=found)
+    gradebook.write_outputs(out_csv, ordered, exercises, facts=facts, options=options, found=found,
+                            similarity=similarity)
     return ordered, found
 
 

@@ -39,12 +39,13 @@ TOP_TESTS = 10
 
 def write_outputs(out_csv: Path, rows: Sequence, exercises: Sequence[contract.Exercise], *,
                   facts: RunFacts | None = None,
-                  options: Options | None = None, found=None) -> outputs.Written:
-    """Everything a batch writes next to its CSV, from its rows (in class order)."""
+                  options: Options | None = None, found=None, similarity=None) -> outputs.Written:
+    """Everything a batch writes next to its CSV, from its rows (in class order);
+    ``similarity``: the check started while they were graded (``staff.analysis.start_similar``)."""
     out_csv = Path(out_csv)
     facts = facts or outputs.run_facts(tuple(exercises), found=found)
     view = outputs.build_view(rows, out_csv.parent, facts, options or Options())
-    written = outputs.write(view, out_csv)
+    written = outputs.write(view, out_csv, similarity)
     write_summary(written, csv_name=out_csv.name)
     write_histogram(out_csv.parent / "histogram.png", [float(s.total) for s in view.graded], float(facts.max_total))
     return written

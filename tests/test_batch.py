@@ -226,3 +226,30 @@ def test_parallel_jobs_run_as_different_worker_users(tmp_path, monkeypatch):
             running.discard(user)
     base = default_worker_user()
     assert {ln.split()[0] for ln in log.read_text().splitlines()} == {base, f"{base}2"}
+
+
+def test_the_similarity_check_runs_beside_the_grading(tmp_path, monkeypatch):
+    """The similarity check starts before the first submission is graded, on a thread of its
+    own (it reads the submissions' files, never a result), and the report shows what it found:
+    two copies of one file, one pair."""
+    import threading
+    from autograder.staff import similarity
+
+    subs, out = tmp_path / "subs", tmp_path / "out" / "grades.csv"
+    for student in ("ann", "ben"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "attention.py").write_bytes(SOLUTION.read_bytes())
+    started = []
+    real = similarity.find_similar
+
+    def spy(candidates, exercises, threshold):
+        graded_yet = sorted(p.parent.name for p in (out.parent / "results").glob("*/results.json"))
+        started.append((threading.current_thread().name, graded_yet, [c.name for c in candidates]))
+        return real(candidates, exercises, threshold)
+
+    monkeypatch.setattr(similarity, "find_similar", spy)
+    rows, _ = batch.run_batch(subs, out, EX1, jobs=1, progress=False)
+    assert [r.status.value for r in rows] == ["ok", "ok"]
+    assert started == [("similarity", [], ["ann", "ben"])]
+    report = (out.parent / "report.html").read_text(encoding="utf-8")
+    assert '<b id="similar-count">1</b>' in report

@@ -32,10 +32,12 @@ from typing import TYPE_CHECKING, Callable, ClassVar
 
 # Worker-side modules are imported HERE, at module level: the worker uses them after it has
 # entered its own root, where the kit's files are no longer visible (no lazy imports there).
-from autograder.sandbox import ipc, landlock, lifetime, limits, namespaces, netfilter, protocol, users, wire, writable
+# (frames, not wire: choosing and describing a level loads no torch, see frames.py)
+from autograder.sandbox import frames, ipc, landlock, lifetime, limits, namespaces, netfilter, users, writable
 from autograder.sandbox.users import WorkerIds
 
 if TYPE_CHECKING:
+    from autograder.sandbox import protocol
     from autograder.sandbox.forkserver import WorkerSpec
 
 IN_PROCESS = "in-process"
@@ -113,7 +115,7 @@ class Level:
     def enter(self, sock: socket.socket, cfg: limits.SandboxConfig, spec: "WorkerSpec") -> tuple[str, bool]:
         """Enter what isolates the worker; reports the worker's pid on ``sock``.
         Returns (how the root was made, whether an IPC namespace of its own bounds IPC)."""
-        wire.send(sock, {"pid": os.getpid()})
+        frames.send(sock, {"pid": os.getpid()})
         return "shared", False
 
     def drop_user(self, spec: "WorkerSpec") -> None:

@@ -8,7 +8,7 @@ import os
 import socket
 from typing import TYPE_CHECKING
 
-from autograder.sandbox import allowlist, ipc, limits, mounts, wire, writable
+from autograder.sandbox import allowlist, frames, ipc, limits, mounts, writable
 
 if TYPE_CHECKING:
     from autograder.sandbox.forkserver import WorkerSpec
@@ -81,7 +81,7 @@ def enter(sock: socket.socket, cfg: limits.SandboxConfig, spec: "WorkerSpec") ->
     child = os.fork()
     if child:                                            # A: report B's pid, then wait for B
         os.close(read_end)
-        wire.send(sock, {"pid": child})
+        frames.send(sock, {"pid": child})
         sock.close()
         os.close(write_end)
         _, status = os.waitpid(child, 0)

@@ -19,7 +19,7 @@ from typing import Any, Union
 
 from autograder.jsontypes import JSONObject
 from autograder import textsafe
-from autograder.sandbox.wire import WireError
+from autograder.sandbox.frames import WireError
 from autograder.vocabulary import Word
 
 # --------------------------------------------------------------------------- names of worker objects

@@ -1,6 +1,7 @@
 """Wire format between the grader and the worker: JSON headers plus raw buffers, no pickle.
 
-A message is one frame::
+A message is one frame (:mod:`autograder.sandbox.frames`, which reads it with every size
+bounded first; its names are re-exported here)::
 
     u32 header_length | header (UTF-8 JSON) | u32 n_buffers | (u64 length | bytes) * n_buffers
 
@@ -22,31 +23,18 @@ so a subclass in the worker cannot lie about equality in the grader.
 """
 from __future__ import annotations
 
-import json
 import math
 import re
-import socket
-import struct
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from autograder.jsontypes import JSONObject
 from autograder import textsafe
-
-MAX_FRAME_BYTES = 512 * 1024 * 1024
-# What the grader accepts from the worker. A reply is held several times over while it is
-# read and decoded (chunks, joined frame, decoded copies), and JSON headers grow ~40x as
-# Python objects ({"L": []} is 8 bytes of text), so both limits stay far below the 768 MB
-# a Gradescope container has for grader and worker together.
-MAX_REPLY_BYTES = 64 * 1024 * 1024
-MAX_REPLY_HEADER_BYTES = 4 * 1024 * 1024
-MAX_DEPTH = 64
-# A value nested MAX_DEPTH deep is about two JSON levels per level ({"L": [...]}).
-MAX_HEADER_DEPTH = 2 * MAX_DEPTH + 8
-MAX_INT_DIGITS = 400                 # Python ints cross the boundary exactly, within reason
-MAX_BUFFERS = 100_000
+# The framing, here too for the callers of ``wire.send`` / ``wire.recv`` / ``wire.WireError``.
+from autograder.sandbox.frames import (MAX_BUFFERS, MAX_DEPTH, MAX_FRAME_BYTES, MAX_HEADER_DEPTH,  # noqa: F401
+                                       MAX_INT_DIGITS, MAX_REPLY_BYTES, MAX_REPLY_HEADER_BYTES, WireError,
+                                       check_reply, header_depth, pack, parse_header, recv, send)
 
 _NUMPY_DTYPES = {np.dtype(t).str: np.dtype(t) for t in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -56,10 +44,6 @@ _TORCH_DTYPES: dict[str, torch.dtype] = {str(t).removeprefix("torch."): t for t 
     torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
     torch.float16, torch.bfloat16, torch.float32, torch.float64,
     torch.complex64, torch.complex128)}
-
-
-class WireError(Exception):
-    """A frame or value that does not follow the wire format."""
 
 
 class Unencodable(TypeError):
@@ -262,162 +246,4 @@ def _shape(value: Any) -> tuple[int, ...]:
     return tuple(value)
 
 
-# --------------------------------------------------------------------------- framing
-
-def pack(header: JSONObject, buffers: list[bytes] = ()) -> bytes:
-    head = json.dumps(header, allow_nan=True, separators=(",", ":")).encode()
-    parts = [struct.pack("<I", len(head)), head, struct.pack("<I", len(buffers))]
-    for buf in buffers:
-        parts += [struct.pack("<Q", len(buf)), buf]
-    return b"".join(parts)
-
-
-def send(sock: socket.socket, header: JSONObject, buffers: list[bytes] = ()) -> None:
-    sock.sendall(pack(header, buffers))
-
-
-def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES,
-         header_limit: int | None = None) -> tuple[dict, list[bytes]]:
-    """Read one frame. Raises ``EOFError`` when the peer closed, ``WireError`` on garbage.
-
-    Sizes are checked before anything is read, so an oversized frame costs no memory; the
-    header's nesting and numbers are checked before (and while) it is parsed, so any
-    malformed header is a ``WireError``, never another exception."""
-    head_limit = min(limit, header_limit or limit)
-    (head_len,) = struct.unpack("<I", _read_exact(sock, 4))
-    if head_len > head_limit:
-        raise WireError(f"a reply of more than {_megabytes(head_limit)} "
-                        "of structure (lists, dicts, strings); return arrays or tensors")
-    header = parse_header(_read_exact(sock, head_len))
-    (count,) = struct.unpack("<I", _read_exact(sock, 4))
-    if count > MAX_BUFFERS:
-        raise WireError("too many buffers")
-    buffers, total = [], head_len
-    for _ in range(count):
-        (size,) = struct.unpack("<Q", _read_exact(sock, 8))
-        total += size
-        if total > limit:
-            raise WireError(f"a reply larger than {_megabytes(limit)}")
-        buffers.append(_read_exact(sock, size))
-    return header, buffers
-
-
-def check_reply(header: JSONObject) -> JSONObject:
-    """A worker's reply as the grader may use it: ``{"ok": value}`` (the value is checked
-    when decoded) or ``{"error": record}`` with typed, clipped fields; else ``WireError``.
-    Either may carry ``"reach"``: reach-ins the worker noticed (:mod:`reachin`), checked as
-    a short list of ``[event, file, line]``."""
-    if "reach" in header:
-        header = dict(header)
-        reach = _reach_records(header.pop("reach"))
-        return {**check_reply(header), "reach": reach}
-    if set(header) == {"ok"}:
-        return header
-    record = header.get("error")
-    if set(header) != {"error"} or not isinstance(record, dict) or not set(record) <= _ERROR_FIELDS:
-        raise WireError("malformed reply")
-    clean: dict = {}
-    for key, value in record.items():
-        if key in ("kind", "type", "message", "text"):
-            if not isinstance(value, str):
-                raise WireError(f"malformed error record ({key})")
-            # made safe here, where it enters: escapes for controls and lone surrogates, bytes capped
-            clean[key] = (textsafe.one_line(value, 100) if key in ("kind", "type")
-                          else textsafe.text(value, _MAX_ERROR_BYTES))
-        elif key in ("line", "offset"):
-            if value is not None and type(value) is not int:
-                raise WireError(f"malformed error record ({key})")
-            clean[key] = value
-        else:
-            clean[key] = _frames(value)
-    return {"error": clean}
-
-
-_ERROR_FIELDS = {"kind", "type", "message", "where", "line", "offset", "text"}
-_MAX_ERROR_BYTES = 4000
-_MAX_REACH_RECORDS = 20
-
-
-def _reach_records(value: object) -> list[list]:
-    if not isinstance(value, list) or len(value) > _MAX_REACH_RECORDS:
-        raise WireError("malformed reach-in records")
-    clean = []
-    for record in value:
-        if (not isinstance(record, list) or len(record) != 3 or not isinstance(record[0], str)
-                or not isinstance(record[1], str) or type(record[2]) is not int):
-            raise WireError("malformed reach-in record")
-        clean.append([textsafe.one_line(record[0], 40), textsafe.one_line(record[1], 200), record[2]])
-    return clean
-
-
-_MAX_FRAMES = 16
-
-
-def _frames(value: Any) -> list[list]:
-    """Traceback frames ``[filename, line, function, source]`` of an error record."""
-    if not isinstance(value, list):
-        raise WireError("malformed error record (where)")
-    frames = []
-    for frame in value[-_MAX_FRAMES:]:
-        if not (isinstance(frame, list) and len(frame) == 4 and isinstance(frame[0], str)
-                and (frame[1] is None or type(frame[1]) is int)
-                and isinstance(frame[2], str) and isinstance(frame[3], str)):
-            raise WireError("malformed error record (where)")
-        frames.append([textsafe.one_line(frame[0], 300), frame[1], textsafe.one_line(frame[2], 100),
-                       textsafe.one_line(frame[3], 300)])
-    return frames
-
-
-def parse_header(raw: bytes) -> JSONObject:
-    """A frame's JSON header; ``WireError`` for anything that is not a bounded JSON object."""
-    if header_depth(raw) > MAX_HEADER_DEPTH:
-        raise WireError(f"header nested more than {MAX_HEADER_DEPTH} deep")
-    try:
-        header = json.loads(raw.decode("utf-8"), parse_int=_bounded_int)
-    except (ValueError, RecursionError, TypeError, OverflowError) as exc:   # JSONDecodeError too
-        raise WireError(f"header is not JSON: {_clip(exc)}") from None
-    if not isinstance(header, dict):
-        raise WireError("header is not an object")
-    return header
-
-
-def header_depth(raw: bytes) -> int:
-    """The deepest ``[``/``{`` nesting outside JSON strings (an upper bound for any prefix
-    of ``raw`` that parses), computed without recursion."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_HEADER_DEPTH:
-        return 0                                    # cannot be deeper: skip the scan
-    outside = _JSON_STRING.sub(b"", raw)
-    steps = _STEP[np.frombuffer(outside, dtype=np.uint8)]
-    return int(np.cumsum(steps, dtype=np.int64).max(initial=0))
-
-
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_STEP = np.zeros(256, dtype=np.int8)              # +1 for [ and {, -1 for ] and }
-_STEP[list(b"[{")], _STEP[list(b"]}")] = 1, -1
-
-
-def _bounded_int(text: str) -> int:
-    if len(text) > MAX_INT_DIGITS:
-        raise WireError(f"an integer of more than {MAX_INT_DIGITS} digits")
-    return int(text)
-
-
-def _clip(exc: BaseException, limit: int = 200) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _megabytes(n: int) -> str:
-    return f"{n / (1024 * 1024):g} MB"
-
-
-def _read_exact(sock: socket.socket, size: int) -> bytes:
-    chunks, remaining = [], size
-    while remaining:
-        chunk = sock.recv(min(remaining, 1 << 20))
-        if not chunk:
-            raise EOFError("peer closed the connection")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)

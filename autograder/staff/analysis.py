@@ -10,7 +10,7 @@ from autograder.sandbox import levels
 from autograder.staff import stats
 from autograder.staff.lms import Export
 from autograder.staff.model import ClassView, status_text
-from autograder.staff.similarity import Candidate, Similarity, find_similar
+from autograder.staff.similarity import Candidate, InBackground, Similarity, find_similar
 
 
 @dataclass
@@ -63,13 +63,32 @@ def needs_a_look(view: ClassView) -> list[Attention]:
     return found
 
 
-def similar(view: ClassView) -> Similarity:
+def candidates(entries) -> list[Candidate]:
+    """The submissions the similarity check compares: every entry of the class, in order."""
+    return [Candidate(e.key, e.student, e.path) for e in entries]
+
+
+def start_similar(entries, exercises, options) -> InBackground | None:
+    """The similarity check of the class's ``entries`` started now, while they are graded
+    (None when ``options`` turn it off); :func:`analyse` takes its result."""
+    if not options.similarity:
+        return None
+    return InBackground(candidates(entries), tuple(exercises), options.similarity_threshold)
+
+
+def similar(view: ClassView, started: InBackground | None = None) -> Similarity:
+    """The class's similar pairs: the check ``started`` earlier on the same submissions, or
+    run now."""
     if not view.options.similarity:
         return Similarity(False, "turned off (--no-similarity)", view.options.similarity_threshold)
-    candidates = [Candidate(s.entry.key, s.entry.student, s.entry.path) for s in view.submissions]
-    return find_similar(candidates, view.exercises, view.options.similarity_threshold)
+    compared = candidates(s.entry for s in view.submissions)
+    if (started is not None and started.candidates == tuple(compared)
+            and started.exercises == tuple(view.exercises) and started.threshold == view.options.similarity_threshold):
+        return started.result()
+    return find_similar(compared, view.exercises, view.options.similarity_threshold)
 
 
-def analyse(view: ClassView) -> Analysis:
+def analyse(view: ClassView, similarity: InBackground | None = None) -> Analysis:
+    """``similarity``: the check started while the class was graded (:func:`start_similar`)."""
     return Analysis(items=stats.item_stats(view.submissions), misconceptions=stats.misconceptions(view.submissions),
-                    attention=needs_a_look(view), similarity=similar(view))
+                    attention=needs_a_look(view), similarity=similar(view, similarity))

@@ -21,6 +21,7 @@ from autograder.staff.options import Options
 
 if TYPE_CHECKING:
     from autograder.batching.runner import Row
+    from autograder.staff.similarity import InBackground
 
 
 @dataclass
@@ -46,12 +47,13 @@ def build_view(rows: Sequence["Row"], out_dir: Path, facts: RunFacts, options: O
     return ClassView(submissions, lines, facts, options, Path(out_dir))
 
 
-def write(view: ClassView, csv_path: Path) -> Written:
-    """``grades.csv``, the LMS imports and ``report.html`` (next to ``csv_path``)."""
+def write(view: ClassView, csv_path: Path, similarity: InBackground | None = None) -> Written:
+    """``grades.csv``, the LMS imports and ``report.html`` (next to ``csv_path``);
+    ``similarity``: the check started while the class was graded."""
     options = view.options
     lms.write_gradebook(csv_path, view.lines, view.exercises, per_test=options.per_test,
                         late=options.late is not None)
-    analysis = analyse(view)
+    analysis = analyse(view, similarity)
     folder = Path(csv_path).parent
     if "canvas" in options.lms:
         analysis.exports.append(lms.write_canvas(folder / "canvas.csv", view.lines, view.facts.max_total,

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import logging
+import threading
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -124,19 +125,64 @@ def find_similar(candidates: Sequence[Candidate], exercises: Sequence[contract.E
                  threshold: float) -> Similarity:
     """Every pair of ``candidates`` flagged by the rules of the module docstring."""
     try:
+        import copydetect
         from copydetect import CodeFingerprint, compare_files
     except ImportError:
         return Similarity(False, 'copydetect is not installed (pip install "attention-autograder[staff]")',
                           threshold)
     from autograder.intake import collect
 
-    root = logging.getLogger()                       # copydetect warns through the root logger
-    saved = root.level
-    root.setLevel(max(saved, logging.ERROR))
+    quiet = _Quiet(Path(copydetect.__file__).parent)    # copydetect warns through the root logger
+    root = logging.getLogger()
+    root.addFilter(quiet)
     try:
         return _find(candidates, exercises, threshold, collect, CodeFingerprint, compare_files)
     finally:
-        root.setLevel(saved)
+        root.removeFilter(quiet)
+
+
+class _Quiet(logging.Filter):
+    """Drops the root logger's records that come from copydetect's own files, whatever thread
+    logs them, and lets every other record through (the check may run beside a batch's own
+    work: :class:`InBackground`)."""
+
+    def __init__(self, package: Path):
+        super().__init__()
+        self.package = str(package)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.pathname).startswith(self.package)
+
+
+class InBackground:
+    """:func:`find_similar` on a thread of its own, started before the class is graded: it reads
+    the submissions' files, never a result, so a batch's report waits only for what is left
+    of it (on a big class the pairwise comparison is the one part of a batch that does not
+    run on every core). :meth:`result` waits for it and returns what it found, or raises
+    what it raised. A daemon thread: an interrupted batch ends without waiting for it."""
+
+    def __init__(self, candidates: Sequence[Candidate], exercises: Sequence[contract.Exercise],
+                 threshold: float):
+        self.candidates = tuple(candidates)
+        self.exercises = tuple(exercises)
+        self.threshold = threshold
+        self._found: Similarity | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="similarity", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._found = find_similar(self.candidates, self.exercises, self.threshold)
+        except BaseException as exc:  # noqa: BLE001 - raised again by result(), in the caller's thread
+            self._error = exc
+
+    def result(self) -> Similarity:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._found is not None
+        return self._found
 
 
 def _find(candidates, exercises, threshold, collect, CodeFingerprint, compare_files) -> Similarity:  # noqa: N803
