@@ -150,7 +150,16 @@ class GradingPlugin:
     # ---------------------------------------------------------------- outcomes
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        outcome = yield
+        # A failure's result is made from its exception (failure_text), never from pytest's
+        # report of it, whose "long" traceback parses the whole source file of every frame
+        # (ast) for every failed test: 2 s of a stub's grading. Style "no" skips making it.
+        option = item.config.option
+        style = getattr(option, "tbstyle", "auto")
+        option.tbstyle = "no"
+        try:
+            outcome = yield
+        finally:
+            option.tbstyle = style
         report = outcome.get_result()
         result = self.results.get(item.nodeid)
         if result is None or report.skipped:

@@ -371,3 +371,21 @@ def test_grading_the_same_submission_twice_is_identical(tmp_path):
     assert second.by_exercise()["ex4"][0] == 0
     assert "causal.py has a syntax error on line 1" in first.output
     results.validate(json.loads((tmp_path / "r1.json").read_text()))
+
+
+def test_failed_tests_cost_no_traceback_rendering(tmp_path, monkeypatch):
+    """A failure's result comes from its exception (its message, the cause it names), never
+    from pytest's own report of it: the report's traceback, which reads and parses the source
+    of every frame of every failed test (two seconds of a stub's grading), is not made. The
+    stub of ex1 fails every test, each with the stub's message, and no frame's source is read."""
+    from _pytest._code.code import TracebackEntry
+    from helpers import stub_source
+
+    read = []
+    real = TracebackEntry.getsource
+    monkeypatch.setattr(TracebackEntry, "getsource", lambda self, *a, **k: read.append(self) or real(self, *a, **k))
+    outcome = grade_folder(make_submission(tmp_path, {"attention.py": stub_source("ex1")}), "ex1")
+    assert outcome.tests and not any(t.passed for t in outcome.tests)
+    assert all("NotImplementedError" in t.output or "not implemented" in t.output.lower() for t in outcome.tests), \
+        [t.output for t in outcome.tests][:3]
+    assert read == []
