@@ -14,6 +14,7 @@ breaks: a test about input mutation must not fail for a wrong value, a test of
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
 import subprocess
@@ -66,10 +67,21 @@ def covers_by_result_name() -> dict[str, set[str]]:
 # --------------------------------------------------------------------------- mutants
 
 def _top_level(source: str) -> dict[str, str]:
-    """Top-level function/class name -> its source text."""
+    """Top-level function/class name -> its source text (its lines, decorators excluded as
+    ``ast.get_source_segment`` does; the lines split once: ``get_source_segment`` splits
+    the whole file again for every node)."""
     tree = ast.parse(source)
-    return {node.name: ast.get_source_segment(source, node) or ""
-            for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    lines = io.StringIO(source, newline="").readlines()       # \n, \r\n and \r, as ast splits
+
+    def segment(node: ast.stmt) -> str:
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            return lines[first].encode()[node.col_offset:node.end_col_offset].decode()
+        head = lines[first].encode()[node.col_offset:].decode()
+        tail = lines[last].encode()[:node.end_col_offset].decode()
+        return head + "".join(lines[first + 1:last]) + tail
+
+    return {node.name: segment(node) for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
 def _uses(source: str) -> dict[str, set[str]]:
