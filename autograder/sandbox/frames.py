@@ -3,9 +3,9 @@
     u32 header_length | header (UTF-8 JSON) | u32 n_buffers | (u64 length | bytes) * n_buffers
 
 read with every size and the header's nesting and numbers bounded before anything is
-parsed (:func:`recv`), and a worker's reply checked before the grader uses it
-(:func:`check_reply`). The values inside a header (arrays, tensors, handles) are
-:mod:`autograder.sandbox.wire`'s.
+parsed (:func:`recv`). What a header says is checked by
+:meth:`autograder.sandbox.protocol.Reply.from_frame` (a worker's reply) and its values (arrays,
+tensors, handles) are :mod:`autograder.sandbox.wire`'s.
 
 No torch here: the isolation levels send their first frame (the worker's pid) with this
 module, and a process that only chooses and describes levels (``batch``, which forks or
@@ -17,12 +17,10 @@ import json
 import re
 import socket
 import struct
-from typing import Any
 
 import numpy as np
 
 from autograder.jsontypes import JSONObject
-from autograder import textsafe
 
 MAX_FRAME_BYTES = 512 * 1024 * 1024
 # What the grader accepts from the worker. A reply is held several times over while it is
@@ -78,72 +76,6 @@ def recv(sock: socket.socket, limit: int = MAX_FRAME_BYTES,
             raise WireError(f"a reply larger than {_megabytes(limit)}")
         buffers.append(_read_exact(sock, size))
     return header, buffers
-
-
-def check_reply(header: JSONObject) -> JSONObject:
-    """A worker's reply as the grader may use it: ``{"ok": value}`` (the value is checked
-    when decoded) or ``{"error": record}`` with typed, clipped fields; else ``WireError``.
-    Either may carry ``"reach"``: reach-ins the worker noticed (:mod:`reachin`), checked as
-    a short list of ``[event, file, line]``."""
-    if "reach" in header:
-        header = dict(header)
-        reach = _reach_records(header.pop("reach"))
-        return {**check_reply(header), "reach": reach}
-    if set(header) == {"ok"}:
-        return header
-    record = header.get("error")
-    if set(header) != {"error"} or not isinstance(record, dict) or not set(record) <= _ERROR_FIELDS:
-        raise WireError("malformed reply")
-    clean: dict = {}
-    for key, value in record.items():
-        if key in ("kind", "type", "message", "text"):
-            if not isinstance(value, str):
-                raise WireError(f"malformed error record ({key})")
-            # made safe here, where it enters: escapes for controls and lone surrogates, bytes capped
-            clean[key] = (textsafe.one_line(value, 100) if key in ("kind", "type")
-                          else textsafe.text(value, _MAX_ERROR_BYTES))
-        elif key in ("line", "offset"):
-            if value is not None and type(value) is not int:
-                raise WireError(f"malformed error record ({key})")
-            clean[key] = value
-        else:
-            clean[key] = _frames(value)
-    return {"error": clean}
-
-
-_ERROR_FIELDS = {"kind", "type", "message", "where", "line", "offset", "text"}
-_MAX_ERROR_BYTES = 4000
-_MAX_REACH_RECORDS = 20
-
-
-def _reach_records(value: object) -> list[list]:
-    if not isinstance(value, list) or len(value) > _MAX_REACH_RECORDS:
-        raise WireError("malformed reach-in records")
-    clean = []
-    for record in value:
-        if (not isinstance(record, list) or len(record) != 3 or not isinstance(record[0], str)
-                or not isinstance(record[1], str) or type(record[2]) is not int):
-            raise WireError("malformed reach-in record")
-        clean.append([textsafe.one_line(record[0], 40), textsafe.one_line(record[1], 200), record[2]])
-    return clean
-
-
-_MAX_FRAMES = 16
-
-
-def _frames(value: Any) -> list[list]:
-    """Traceback frames ``[filename, line, function, source]`` of an error record."""
-    if not isinstance(value, list):
-        raise WireError("malformed error record (where)")
-    frames = []
-    for frame in value[-_MAX_FRAMES:]:
-        if not (isinstance(frame, list) and len(frame) == 4 and isinstance(frame[0], str)
-                and (frame[1] is None or type(frame[1]) is int)
-                and isinstance(frame[2], str) and isinstance(frame[3], str)):
-            raise WireError("malformed error record (where)")
-        frames.append([textsafe.one_line(frame[0], 300), frame[1], textsafe.one_line(frame[2], 100),
-                       textsafe.one_line(frame[3], 300)])
-    return frames
 
 
 def parse_header(raw: bytes) -> JSONObject:

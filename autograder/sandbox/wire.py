@@ -34,7 +34,7 @@ from autograder import textsafe
 # The framing, here too for the callers of ``wire.send`` / ``wire.recv`` / ``wire.WireError``.
 from autograder.sandbox.frames import (MAX_BUFFERS, MAX_DEPTH, MAX_FRAME_BYTES, MAX_HEADER_DEPTH,  # noqa: F401
                                        MAX_INT_DIGITS, MAX_REPLY_BYTES, MAX_REPLY_HEADER_BYTES, WireError,
-                                       check_reply, header_depth, pack, parse_header, recv, send)
+                                       header_depth, pack, parse_header, recv, send)
 
 _NUMPY_DTYPES = {np.dtype(t).str: np.dtype(t) for t in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
