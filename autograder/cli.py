@@ -14,9 +14,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
 def _cmd_grade(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from autograder import contract
-    from autograder.grading import GradeRequest, grade
-    from autograder.sandbox import SandboxConfig
+    from autograder import contract, results
+    from autograder.sandbox import SandboxConfig, startup
     from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
 
     # Interruptible whatever started us: a shell's background job (`cmd &`, CI runners, nohup
@@ -44,9 +43,15 @@ def _cmd_grade(args: argparse.Namespace) -> int:
                            hide=[str(Path(h).resolve()) for h in args.hide])
     if getattr(args, "isolation", None):
         config.isolation = args.isolation
+    exercises = contract.select(args.exercises)
+    if args.results:                  # before anything starts (grade() writes it too, for its other callers)
+        results.write_atomic(Path(args.results), results.placeholder())
+    # the zygote loads what workers need while the engine is imported (startup.start_zygote_early)
+    startup.start_zygote_early(config, in_process=args.in_process, warm_up=exercises[0].warm_up if exercises else ())
+    from autograder.grading import GradeRequest, grade
     request = GradeRequest(submission=Path(args.submission),
                            results_path=Path(args.results) if args.results else None,
-                           exercises=contract.select(args.exercises), config=config,
+                           exercises=exercises, config=config,
                            in_process=args.in_process, budgets=budgets)
     if args.exercise_budget is not None:
         request.default_budget = args.exercise_budget

@@ -5,8 +5,10 @@
 first; pytest and the kit's plugin are imported when this module is (before any student code
 runs, so nothing a submission plants can stand in for them); the fork server (one per process,
 :func:`autograder.sandbox.forkserver.shared`) is started before any suite or reference module
-is imported; the results file is rewritten, atomically, as each exercise finishes, so a later
-crash or timeout keeps the earlier exercises' scores.
+is imported (by ``python -m autograder grade``, before pytest and this module too:
+:func:`autograder.sandbox.startup.start_zygote_early`); the results file is rewritten,
+atomically, as each exercise finishes, so a later crash or timeout keeps the earlier
+exercises' scores.
 
 What became of each exercise is data: ``Results.exercises`` (one
 :class:`~autograder.results.ExerciseOutcome` each), written into results.json ``extra_data``
@@ -81,9 +83,7 @@ def grade(request: GradeRequest) -> results.Results:
     """Grade one submission; ``Results.exercises`` says what became of each exercise."""
     started = time.monotonic()
     if request.results_path:
-        results.write_atomic(request.results_path, results.placeholder(
-            "Grading started but did not finish. If this message stays, the autograder itself "
-            "failed before it could write your results: please tell the course staff."))
+        results.write_atomic(request.results_path, results.placeholder())
     submission = request.collected or intake.collect(request.submission, request.exercises)
     sandbox = open_sandbox(submission, _worker_config(request), request.exercises, in_process=request.in_process)
     budgets = budget.Budgets(dict(request.budgets), request.default_budget)

@@ -320,7 +320,11 @@ def clip(text: str, limit: int) -> str:
     return textsafe.cap(text, limit - textsafe.utf8_len(note), marker="") + note
 
 
-def placeholder(reason: str) -> JSONObject:
+STARTED = ("Grading started but did not finish. If this message stays, the autograder itself "
+           "failed before it could write your results: please tell the course staff.")
+
+
+def placeholder(reason: str = STARTED) -> JSONObject:
     """The zero-score file written before any student code runs."""
     return {"score": 0.0, "execution_time": 0.0, "output": clip(reason, SUMMARY_LIMIT),
             "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden",

@@ -288,3 +288,30 @@ def test_the_batch_process_itself_never_loads_torch(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "0 False", done.stdout[-2000:]
     assert (tmp_path / "out" / "results" / "s1" / "results.json").is_file()
+
+
+ENGINE_FREE = '''
+import sys
+_ENGINE = sorted(m for m in sys.modules if m.split(".")[0] in ("pytest", "_pytest", "pluggy")
+                 or m.startswith(("autograder.grading", "autograder.plugin", "autograder.intake")))
+if _ENGINE:
+    raise RuntimeError(f"the worker holds the grading engine: {_ENGINE[:5]}")
+'''
+
+
+def test_grade_forks_its_zygote_before_it_imports_the_engine(tmp_path):
+    """`grade` starts its zygote as soon as torch is loaded, so the zygote warms up while the
+    grader imports pytest and the engine (not after), and its workers hold neither: a solution
+    that raises at import if pytest, the grading engine or intake is in its process keeps full
+    marks. (That the zygote never runs before results.json's placeholder is written: the
+    ``zygote`` moment of tests/test_lifetime.py.)"""
+    student = tmp_path / "sub"
+    student.mkdir()
+    solution = (ROOT / "solutions" / "ex1_attention" / "attention.py").read_text(encoding="utf-8")
+    (student / "attention.py").write_text(solution + ENGINE_FREE, encoding="utf-8")
+    out = tmp_path / "results.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(student), "--exercises", "ex1",
+                           "--results", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    graded = json.loads(out.read_text(encoding="utf-8"))
+    assert graded["score"] == 20, (graded["output"][-2000:], done.stderr[-2000:])
