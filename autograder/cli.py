@@ -60,7 +60,14 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     for test in outcome.tests:
         if not test.passed:
             print(failure_line(test))
+    not_run = [o.exercise for o in outcome.exercises if o.status is results.ExerciseStatus.NOT_RUN]
+    if not_run:                 # the machine could not grade them: not a result to record
+        print(f"grade: not graded, the sandbox could not start: {', '.join(not_run)} (see above)", file=sys.stderr)
+        return NOT_GRADED_EXIT
     return 0
+
+
+NOT_GRADED_EXIT = 3             # `grade`: some exercise was not run (results.json says which and why)
 
 
 def failure_line(test) -> str:

@@ -262,7 +262,9 @@ def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list
         if done is not None and ex_id not in done:
             continue
         mine = [t for t in tests if t.exercise == ex_id]
-        status, message = _status(found, sandbox.load_error(found.exercise.module), plugin, budgets)
+        not_run = sandbox.start_error(found.exercise.module) if found.source is not None else None
+        status, message = (_not_run(not_run) if not_run is not None else
+                           _status(found, sandbox.load_error(found.exercise.module), plugin, budgets))
         out.append(results.ExerciseOutcome(
             exercise=ex_id, status=status, message=message,
             score=round(sum(t.score for t in mine), results.SCORE_DECIMALS),
@@ -271,6 +273,12 @@ def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list
             tests_total=len(mine), tests_passed=sum(t.passed for t in mine),
             origin=found.origin if found.source is not None else ""))
     return out
+
+
+def _not_run(reason: str) -> tuple[results.ExerciseStatus, str]:
+    return results.ExerciseStatus.NOT_RUN, results.one_line(
+        f"not graded: the autograder could not start the sandbox for this exercise ({reason}); "
+        "tell course staff", 2000)
 
 
 CRASHES_FOR_CRASHED = 3          # worker deaths in one exercise's tests that make it "crashed"

@@ -22,7 +22,7 @@ from autograder.diagnosis import causes
 from autograder.intake import Submission
 from autograder.records import NOTE_PREFIX, TestRecord
 from autograder.results import TestResult
-from autograder.sandbox import Sandbox, StudentError, StudentModules, WorkerCrashed, support_root
+from autograder.sandbox import Sandbox, SandboxUnavailable, StudentError, StudentModules, WorkerCrashed, support_root
 from autograder.sandbox.errors import ExerciseUnavailable
 from autograder.sandbox.protocol import ErrorKind
 
@@ -180,6 +180,11 @@ class GradingPlugin:
             return exc.student_message
         if isinstance(exc, AssertionError):
             return str(exc) or "a check failed"
+        if isinstance(exc, SandboxUnavailable):       # the machine's problem, said once to staff
+            said = f"the sandbox could not start: {exc.reason}"
+            if said not in self.internal_errors:
+                self.internal_errors.append(said)
+            return exc.student_message
         self.internal_errors.append(f"{item.nodeid}: " + "".join(
             traceback.format_exception(type(exc), exc, exc.__traceback__)) if exc else item.nodeid)
         # Most often the test tripped over a value of an unexpected kind (a single array where

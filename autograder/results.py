@@ -34,6 +34,7 @@ class ExerciseStatus(Word):
     CRASHED = "crashed"
     OUT_OF_TIME = "out_of_time"
     REFUSED = "refused"
+    NOT_RUN = "not_run"            # the sandbox could not start: the machine's problem, not the file's
 
     @property
     def label(self) -> str:
@@ -49,7 +50,7 @@ class ExerciseStatus(Word):
     def file_ran(self) -> bool:
         """Whether the student's file was imported at all."""
         return self not in (ExerciseStatus.MISSING, ExerciseStatus.SYNTAX_ERROR,
-                            ExerciseStatus.IMPORT_ERROR, ExerciseStatus.REFUSED)
+                            ExerciseStatus.IMPORT_ERROR, ExerciseStatus.REFUSED, ExerciseStatus.NOT_RUN)
 
     @classmethod
     def read(cls, value: Any) -> "ExerciseStatus":
@@ -66,6 +67,7 @@ _STATUS_WORDS: dict[ExerciseStatus, tuple[str, str]] = {
     ExerciseStatus.SYNTAX_ERROR: ("syntax error", "syntax error"),
     ExerciseStatus.IMPORT_ERROR: ("import error", "could not be imported"),
     ExerciseStatus.CRASHED: ("crashed", "crashed"), ExerciseStatus.OUT_OF_TIME: ("out of time", "out of time"),
+    ExerciseStatus.NOT_RUN: ("not run", "not graded: the autograder could not run it"),
 }
 
 

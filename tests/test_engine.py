@@ -19,7 +19,7 @@ from autograder import contract, intake, results
 from autograder.sandbox import (ModuleSource, NotImplementedByStudent, Remote, Sandbox, SandboxConfig,
                                 StudentError, StudentModules, UnsupportedValue, WorkerCrashed, fetch)
 from autograder.sandbox import backends, wire
-from helpers import grade_folder, make_submission, solution_file
+from helpers import grade_folder, make_submission, solution_file, worker_user
 
 # --------------------------------------------------------------------------- wire format
 
@@ -389,3 +389,62 @@ def test_failed_tests_cost_no_traceback_rendering(tmp_path, monkeypatch):
     assert all("NotImplementedError" in t.output or "not implemented" in t.output.lower() for t in outcome.tests), \
         [t.output for t in outcome.tests][:3]
     assert read == []
+
+
+# --------------------------------------------------------------------------- a sandbox that cannot start
+
+
+class _Refusing:
+    """Wraps the backend ``startup.choose`` gives: its first ``fail`` checks before a worker
+    starts raise SandboxStartError (as the user level does when the worker user cannot read
+    the interpreter), counted."""
+
+    def __init__(self, backend, fail: int):
+        self._backend, self._fail, self.checks = backend, fail, 0
+
+    def check_files(self):
+        self.checks += 1
+        if self.checks <= self._fail:
+            from autograder.sandbox.errors import SandboxStartError
+            raise SandboxStartError("the worker user cannot read the interpreter's files (a test)")
+        return self._backend.check_files()
+
+    def __getattr__(self, name):
+        return getattr(self._backend, name)
+
+
+@pytest.mark.parametrize("fail", [2, 1])
+def test_a_sandbox_that_cannot_start_is_the_graders_problem_not_the_students(tmp_path, monkeypatch, fail):
+    """A worker that cannot be set up (SandboxStartError) is not the student's fault: each of
+    that exercise's tests says it did not run and why, never "check return types"; the
+    exercise is ``not_run`` (not ``graded`` with zero); the machine is probed once per
+    exercise, not once per test; the next exercise tries afresh (``fail=1``: ex1 could not
+    start, ex3 is graded in full); and ``grade`` exits 3 when anything was not run."""
+    from autograder import cli, grading
+    from autograder.sandbox import startup
+
+    made: list[_Refusing] = []
+    choose = startup.choose
+
+    def refusing(*args, **kwargs):
+        made.append(_Refusing(choose(*args, **kwargs), fail))
+        return made[-1]
+    monkeypatch.setattr(startup, "choose", refusing)
+    sub = make_submission(tmp_path, {"attention.py": solution_file("ex1"), "multihead.py": solution_file("ex3")})
+    outcome = grade_folder(sub, "ex1,ex3")
+    fates = {o.exercise: o for o in outcome.exercises}
+    assert fates["ex1"].status is results.ExerciseStatus.NOT_RUN and fates["ex1"].score == 0
+    assert "cannot read the interpreter's files (a test)" in fates["ex1"].message
+    ex1 = [t for t in outcome.tests if t.exercise == "ex1"]
+    assert ex1 and all("did not run" in t.output and "not a problem with your code" in t.output
+                       and "Check return types" not in t.output for t in ex1), ex1[0].output
+    if fail == 1:
+        assert (fates["ex3"].status, fates["ex3"].score) == (results.ExerciseStatus.GRADED, 20)
+    else:
+        assert fates["ex3"].status is results.ExerciseStatus.NOT_RUN
+    assert made[0].checks == 2                         # once per exercise, however many tests
+    results_path = tmp_path / "results.json"
+    code = cli.main(["grade", str(sub), "--exercises", "ex1", "--results", str(results_path),
+                     "--worker-user", worker_user("engine")])
+    assert code == cli.NOT_GRADED_EXIT
+    assert json.loads(results_path.read_text())["extra_data"]["exercises"][0]["status"] == "not_run"

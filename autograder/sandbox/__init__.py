@@ -17,6 +17,7 @@ from typing import Any
 
 _WHERE = {
     "ExerciseUnavailable": "errors", "NotImplementedByStudent": "errors", "StudentError": "errors",
+    "SandboxUnavailable": "errors",
     "UnsupportedValue": "errors", "WorkerCrashed": "errors",
     "SandboxConfig": "limits",
     "Remote": "proxy", "StudentModules": "proxy", "fetch": "proxy",

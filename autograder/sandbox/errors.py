@@ -79,3 +79,19 @@ def describe_load_error(module: str, error: WorkerError) -> str:
 
 class SandboxStartError(RuntimeError):
     """The worker could not be set up: a problem of the grading machine, not the student."""
+
+
+class SandboxUnavailable(Exception):
+    """A test needed the sandbox, and it could not start (a :class:`SandboxStartError`, met
+    once and remembered by the :class:`~autograder.sandbox.session.Sandbox`): the test did not
+    run. Its message is for the student, and says whose problem it is."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+    @property
+    def student_message(self) -> str:
+        return ("this test did not run: the autograder could not start the sandbox that runs your "
+                "code. This is not a problem with your code; please tell course staff. "
+                f"(The autograder said: {self.reason})")

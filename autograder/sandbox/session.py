@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from autograder.sandbox import backends, isolation, levels, limits, protocol, startup
-from autograder.sandbox.errors import ExerciseUnavailable, WorkerCrashed
+from autograder.sandbox.errors import ExerciseUnavailable, SandboxStartError, SandboxUnavailable, WorkerCrashed
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,10 @@ class Sandbox:
         self.backend = backend or startup.choose(self.config)
         self._worker: backends.Worker | None = None
         self._said: set[str] = set()        # level notes already printed
+        # why no worker could be started for a module (its exercise's; None: the shared worker),
+        # SandboxStartError's message: that exercise's later requests fail at once instead of
+        # probing the machine again; the next exercise tries afresh
+        self.start_errors: dict[str | None, str] = {}
         levels.announce(self.level, self.backend.why)
 
     @property
@@ -111,6 +115,8 @@ class Sandbox:
         except WorkerCrashed as crash:
             self.load_errors[name] = crash.error
             return
+        except SandboxUnavailable:          # not the module's fault: start_error() says why
+            return
         if reply.error is not None:
             self.load_errors[name] = reply.error
         elif name not in self._loaded:
@@ -140,6 +146,10 @@ class Sandbox:
     def load_error(self, module: str) -> protocol.WorkerError | None:
         return self.load_errors.get(module)
 
+    def start_error(self, module: str) -> str | None:
+        """Why no worker could be started for ``module``'s tests (the machine's problem), or None."""
+        return self.start_errors.get(module if self.backend.per_exercise else None)
+
     @property
     def worker_ready(self) -> protocol.Ready | None:
         """What the running worker's start-up achieved (None when no worker runs)."""
@@ -160,8 +170,8 @@ class Sandbox:
         self._seed = int(seed)
         try:
             self._send(protocol.Seed(int(seed)), self.config.call_timeout)
-        except WorkerCrashed:
-            pass                        # the test's own first call restarts the worker
+        except (WorkerCrashed, SandboxUnavailable):
+            pass                        # the test's own first call restarts the worker (or says why not)
 
     # -- requests
     def request(self, request: protocol.Request, module: str | None = None,
@@ -176,9 +186,15 @@ class Sandbox:
         return self._send(request, self.config.call_timeout if timeout is None else timeout)
 
     def _send(self, request: protocol.Request, timeout: float) -> protocol.Reply:
+        if self.active in self.start_errors:
+            raise SandboxUnavailable(self.start_errors[self.active])
         try:
             if self._worker is None:
-                self._start_worker()    # a fresh worker re-imports the modules (may crash too)
+                try:
+                    self._start_worker()    # a fresh worker re-imports the modules (may crash too)
+                except SandboxStartError as exc:
+                    self.start_errors[self.active] = str(exc)
+                    raise SandboxUnavailable(str(exc)) from None
             return self._note_reach_ins(self._worker.request(request, timeout))
         except WorkerCrashed:
             self._worker = None
