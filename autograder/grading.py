@@ -262,9 +262,8 @@ def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list
         if done is not None and ex_id not in done:
             continue
         mine = [t for t in tests if t.exercise == ex_id]
-        not_run = sandbox.start_error(found.exercise.module) if found.source is not None else None
-        status, message = (_not_run(not_run) if not_run is not None else
-                           _status(found, sandbox.load_error(found.exercise.module), plugin, budgets))
+        module = found.exercise.module
+        status, message = _status(found, sandbox.start_error(module), sandbox.load_error(module), plugin, budgets)
         out.append(results.ExerciseOutcome(
             exercise=ex_id, status=status, message=message,
             score=round(sum(t.score for t in mine), results.SCORE_DECIMALS),
@@ -275,17 +274,14 @@ def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list
     return out
 
 
-def _not_run(reason: str) -> tuple[results.ExerciseStatus, str]:
-    return results.ExerciseStatus.NOT_RUN, results.one_line(
-        f"not graded: the autograder could not start the sandbox for this exercise ({reason}); "
-        "tell course staff", 2000)
-
-
 CRASHES_FOR_CRASHED = 3          # worker deaths in one exercise's tests that make it "crashed"
 
 
-def _status(found: intake.Found, load_error: WorkerError | None, plugin: GradingPlugin | None,
-            budgets: budget.Budgets) -> tuple[results.ExerciseStatus, str]:
+def _status(found: intake.Found, start_error: str | None, load_error: WorkerError | None,
+            plugin: GradingPlugin | None, budgets: budget.Budgets) -> tuple[results.ExerciseStatus, str]:
+    """The exercise's status, first match wins: refused, missing, not run (``start_error``: no
+    sandbox could start for it, the machine's problem), syntax/import error or crash at import
+    (``load_error``), out of time, crashed in its tests, graded."""
     Status = results.ExerciseStatus
     ex = found.exercise
     if found.kind == "refused":       # intake's messages are one line; file names in them stay in it
@@ -293,6 +289,10 @@ def _status(found: intake.Found, load_error: WorkerError | None, plugin: Grading
     if found.source is None:
         return Status.MISSING, results.one_line(
             found.problem or f"{ex.filename} was not found in the submission", 2000)
+    if start_error is not None:
+        return Status.NOT_RUN, results.one_line(
+            f"not graded: the autograder could not start the sandbox for this exercise ({start_error}); "
+            "tell course staff", 2000)
     if load_error is not None:
         message = describe_load_error(ex.module, load_error)
         if load_error.is_syntax_error:
