@@ -37,8 +37,10 @@ RTOL, ATOL = 1e-4, 1e-5
 
 
 def reference_model(kind: str, seed: int, vocab: int = VOCAB, d_model: int = D_MODEL,
-                    classes: int = CLASSES, max_len: int = MAX_LEN) -> torch.nn.Module:
-    torch.manual_seed(seeds.seed(seed))
+                    classes: int = CLASSES, max_len: int = MAX_LEN, name: str | None = None) -> torch.nn.Module:
+    """The reference model with its initial weights from seed ``seed`` of the current test
+    (``name``: of that test's node id instead)."""
+    torch.manual_seed(seeds.seed(seed, name))
     if kind == "lstm":
         return ref.LSTMClassifier(vocab, d_model, classes)
     return ref.AttentionClassifier(vocab, d_model, classes, max_len)
@@ -109,8 +111,9 @@ def expect_uses_loaded_weights(remote_model, kind: str, name: str, **sizes) -> N
                     "__init__, and do not override load_state_dict)")
 
 
-def dataset(num: int, seq: int, vocab: int, seed: int):
-    return ref.make_recall_dataset(num, seq, vocab, seeds.seed(seed))
+def dataset(num: int, seq: int, vocab: int, seed: int, name: str | None = None):
+    """A recall data set from seed ``seed`` of the current test (``name``: of that test's node id)."""
+    return ref.make_recall_dataset(num, seq, vocab, seeds.seed(seed, name))
 
 
 def floats(x: torch.Tensor | list) -> torch.Tensor:
