@@ -262,3 +262,112 @@ def test_pcolormesh_with_transposed_coordinates():
     ax.pcolormesh(X.T, Y.T, W.T)                             # same picture, array transposed
     ax.invert_yaxis()
     np.testing.assert_allclose(np.array(describe_axes(ax)["matrix"]), W)
+
+
+# --------------------------------------------------------------------------- settled without a draw
+# describe_* settle what they read (ticks, labels, limits, aspect) without drawing the figure
+# (figures._settle, a quarter of ex2's grading time). Each figure below is built twice and
+# described once after a full draw and once settled: the descriptions must be equal.
+
+def _tight_heatmap():
+    fig, ax = plt.subplots(figsize=(3, 2))
+    fig.colorbar(_imshow(ax), ax=ax)
+    fig.tight_layout()
+    return fig, ax
+
+
+def _layout_engine_grid(layout):
+    def build():
+        fig, axes = plt.subplots(2, 3, layout=layout, squeeze=False)
+        for i, ax in enumerate(axes.flat):
+            if i == 5:
+                ax.set_visible(False)
+                continue
+            mesh = ax.pcolormesh(W, vmin=0, vmax=1)
+            ax.set_xticks(np.arange(4) + 0.5, KEYS, rotation=90)
+            ax.set_yticks(np.arange(3) + 0.5, QUERIES)
+            ax.invert_yaxis()
+            ax.set_title(f"Head {i + 1}")
+            fig.colorbar(mesh, ax=ax)
+        fig.suptitle("heads")
+        return fig, axes[0][1]
+    return build
+
+
+def _matshow_ticks_on_top():
+    fig = plt.figure()
+    ax = fig.add_subplot()
+    ax.matshow(W)
+    ax.set_xticks(range(4))
+    ax.set_xticklabels(KEYS)
+    ax.set_yticks(range(3))
+    ax.set_yticklabels(QUERIES)
+    return fig, ax
+
+
+def _auto_ticks_datalim_aspect():
+    fig, ax = plt.subplots(figsize=(5, 2))
+    ax.imshow(W)
+    ax.set_aspect("equal", adjustable="datalim")
+    return fig, ax
+
+
+def _subfigure_axes():
+    fig = plt.figure(layout="constrained")
+    left, right = fig.subfigures(1, 2)
+    left.add_subplot().plot([0, 1])
+    ax = right.add_subplot()
+    _imshow(ax)
+    return fig, ax
+
+
+def _twin_and_formatter():
+    from matplotlib.ticker import FuncFormatter
+    fig, ax = plt.subplots()
+    ax.imshow(W)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"<{x:g}>"))
+    ax.twinx().set_ylim(0, 10)
+    ax.tick_params(labelbottom=False, labeltop=True)
+    return fig, ax
+
+
+def _inset_and_limits():
+    fig = Figure(figsize=(4, 3))
+    ax = fig.add_subplot()
+    _imshow(ax)
+    ax.set_xlim(0.5, 2.5)                       # ticks outside the view are not shown
+    inset = ax.inset_axes([0.6, 0.6, 0.3, 0.3])
+    inset.imshow(W[:2, :2])
+    return fig, ax
+
+
+SETTLE_CASES = {"tight_layout": _tight_heatmap, "constrained_grid": _layout_engine_grid("constrained"),
+                "tight_engine_grid": _layout_engine_grid("tight"), "matshow": _matshow_ticks_on_top,
+                "auto_ticks_datalim": _auto_ticks_datalim_aspect, "subfigure": _subfigure_axes,
+                "twin_formatter_labeltop": _twin_and_formatter, "inset_xlim": _inset_and_limits}
+
+
+@pytest.mark.parametrize("case", SETTLE_CASES)
+def test_settled_descriptions_equal_drawn_ones(case, monkeypatch):
+    def both(describe):
+        fig, ax = SETTLE_CASES[case]()
+        settled = describe(fig, ax)
+        with monkeypatch.context() as m:
+            m.setattr(figures, "_settle", lambda figure, _axes: figures._draw(figure))
+            fig, ax = SETTLE_CASES[case]()
+            drawn = describe(fig, ax)
+        return settled, drawn
+
+    settled, drawn = both(lambda _fig, ax: describe_axes(ax))
+    assert settled == drawn
+    settled, drawn = both(lambda fig, _ax: describe_figure(fig))
+    assert settled == drawn
+
+
+def test_settling_does_not_draw(monkeypatch):
+    drawn = []
+    monkeypatch.setattr(Figure, "draw_without_rendering", lambda self: drawn.append(self))
+    fig, ax = _tight_heatmap()
+    assert describe_axes(ax)["xticklabels"] == KEYS
+    assert describe_figure(fig)["axes"][0]["yticklabels"] == QUERIES
+    assert drawn == []

@@ -47,6 +47,35 @@ def _draw(fig: Figure | None) -> None:
         fig.draw_without_rendering()
 
 
+def _settle(fig: Figure | None, axes: list[Axes]) -> None:
+    """Settle what a description of ``axes`` reads, as a draw of ``fig`` would: the figure's
+    layout engine, if it has one (it sizes the axes, and so the ticks an automatic locator
+    picks), then for each visible axes its aspect (which may move its view limits), its view
+    limits (autoscaled), and for each visible axis the ticks within them and their labels'
+    texts. A draw does the same and also draws every artist, which nothing here reads: a
+    quarter of ex2's grading time (tests/test_figures.py checks both give the same
+    descriptions). The tick step is matplotlib's own (``Axis._update_ticks``, what a draw
+    calls): where a matplotlib lacks it, the figure is drawn."""
+    if fig is None or not all(callable(getattr(axis, "_update_ticks", None))
+                              for ax in axes for axis in (ax.xaxis, ax.yaxis)):
+        _draw(fig)
+        return
+    engine = fig.get_layout_engine()
+    if fig.axes and engine is not None:
+        try:
+            engine.execute(fig)
+        except ValueError:                      # as a draw: a layout that cannot be made is skipped
+            pass
+    for ax in axes:
+        if not ax.get_visible():                # a draw leaves what it does not draw unsettled
+            continue
+        if ax.get_axes_locator() is None:       # placed by a locator (insets): only a draw knows where
+            ax.apply_aspect()
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_visible():
+                axis._update_ticks()
+
+
 def _num(v) -> float | None:
     return None if v is None else float(v)
 
@@ -175,7 +204,7 @@ def describe_axes(ax: Axes, *, draw: bool = True) -> dict[str, Any]:
     """
     fig = _root_figure(ax)
     if draw:
-        _draw(fig)
+        _settle(fig, [ax])
     mappable = _main_mappable(ax)
     matrix = _displayed_matrix(mappable) if mappable is not None else None
     clim = cmap = None
@@ -225,8 +254,8 @@ def describe_figure(fig: Figure) -> dict[str, Any]:
     ``n_colorbars``.
     """
     fig = _root_figure(fig) if not isinstance(fig, Figure) else fig
-    _draw(fig)
     all_axes = fig.get_axes()
+    _settle(fig, all_axes)
     plot_axes = [a for a in all_axes if not _is_colorbar_axes(a)]
     described, grid = [], None
     for order, ax in enumerate(plot_axes):
