@@ -20,12 +20,14 @@
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
 import shutil
 import stat
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any, Sequence
@@ -327,13 +329,20 @@ class MemoryGroups:
         return False
 
     @staticmethod
-    def remove(group: Path | None) -> None:
+    def remove(group: Path | None, wait_s: float = 2.0) -> None:
+        """Remove ``group`` once it is empty: the processes of a job that just ended (its zygote
+        and workers, which die with its grader) may take a moment to leave it."""
         if group is None:
             return
-        try:
-            group.rmdir()
-        except OSError:
-            pass
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                group.rmdir()
+                return
+            except OSError as exc:
+                if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                    return
+            time.sleep(0.02)
 
 
 def memory_share_mb(jobs: int, wanted_mb: int) -> int:

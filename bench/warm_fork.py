@@ -1,5 +1,5 @@
-"""What one grading costs in a warm grader (``autograder.batching.warm``, one per ``batch`` job
-slot), for kits side by side.
+"""What one grading costs in a warm grader (``autograder.batching.warm``, shared by a ``batch``'s job
+slots), for kits side by side.
 
     .venv/bin/python bench/warm_fork.py [--kit PATH ...] [--runs 3] [--gradings 8] [--exercises ex1]
 

@@ -169,7 +169,7 @@ def test_crashed_warm_grader_is_replaced(tmp_path, monkeypatch):
         if not killed:
             killed.append(self.proc.pid)
             deadline = time.monotonic() + 120
-            while self.grader_pid is None and self.replies.empty() and time.monotonic() < deadline:
+            while self._queue(int(request["job"])).empty() and time.monotonic() < deadline:   # its grader began
                 time.sleep(0.05)
             time.sleep(1.0)
             os.killpg(self.proc.pid, signal.SIGKILL)

@@ -1,4 +1,4 @@
-"""A warm grader (``python -m autograder.batching.warm``, one per ``batch`` job slot) shares
+"""A warm grader (``python -m autograder.batching.warm``, shared by a ``batch``'s job slots) shares
 what it preloaded with every grader it forks: it freezes its objects before it serves, so a
 forked grader's garbage collection does not walk them and so does not copy the pages that
 hold them (a copy per grader otherwise: ~18,000 pages, 70 MB, 0.2 s of CPU each).
@@ -58,3 +58,65 @@ def test_a_forked_graders_collection_copies_nothing_the_warm_grader_loaded():
     assert control["frozen"] == 0 and control["copied"] > 5_000, control      # what the freeze spares
     assert frozen["frozen"] > 100_000, frozen                                  # torch's objects, and more
     assert frozen["copied"] < 500, frozen
+
+
+def _memory_group(pid: int) -> str:
+    """The memory cgroup of ``pid`` as /proc/<pid>/cgroup names it (v1's memory line, or v2's)."""
+    lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    return next((ln for ln in lines if ":memory:" in ln), next((ln for ln in lines if ln.startswith("0::")), ""))
+
+
+SLOW_EX1 = "\nimport time as _slow\n_slow.sleep(3)\n"       # each grading lasts long enough to overlap
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="warm graders fork (Linux)")
+def test_one_warm_grader_serves_every_slot_at_once_each_job_in_its_own_memory_group(tmp_path, monkeypatch):
+    """``--jobs 2``: one warm grader is started (its imports loaded once), both students'
+    graders are its children and run at the same time, and each grader joins a memory group
+    of its own (where the machine has one: ``jobs.MemoryGroups``)."""
+    import os
+    import threading
+    import time
+
+    from autograder import batch, contract, jobs
+    from autograder.batching import pool
+    from helpers import solution, write_submission
+
+    subs = tmp_path / "class"
+    for name in ("ann", "bob"):
+        write_submission(subs / name, {"attention.py": solution("ex1") + SLOW_EX1})
+    started, seen, lock = [], {}, threading.Lock()
+    init, reply = pool.WarmGrader.__init__, pool.WarmGrader.reply
+
+    def counted_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        started.append(self.proc.pid)
+
+    def watched_reply(self, job, key, timeout):
+        message = reply(self, job, key, timeout)
+        if message is not None and key == "pid":
+            pid, warm_group = int(message["pid"]), _memory_group(self.proc.pid)
+            group, deadline = warm_group, time.monotonic() + 5
+            while group == warm_group and time.monotonic() < deadline:   # it joins its group first thing
+                time.sleep(0.02)
+                group = _memory_group(pid)
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            with lock:
+                seen[job] = {"parent": ppid, "group": group, "warm_group": warm_group, "began": time.monotonic()}
+        elif message is not None and key == "code":
+            with lock:
+                seen[job]["ended"] = time.monotonic()
+        return message
+
+    monkeypatch.setattr(pool.WarmGrader, "__init__", counted_init)
+    monkeypatch.setattr(pool.WarmGrader, "reply", watched_reply)
+    rows, _ = batch.run_batch(subs, tmp_path / "out" / "grades.csv", contract.select("ex1"), jobs=2,
+                              progress=False, student_timeout=240)
+    assert [r.total for r in rows] == [20.0, 20.0], [r.reason for r in rows]
+    assert len(started) == 1, started                                      # one warm grader for both slots
+    first, second = sorted(seen.values(), key=lambda s: s["began"])
+    assert first["parent"] == second["parent"] == started[0]
+    assert second["began"] < first["ended"], seen                           # graded at the same time
+    if jobs.MemoryGroups(1024).kind is not None:
+        assert first["group"] != second["group"], seen                     # a group each,
+        assert first["warm_group"] not in (first["group"], second["group"]), seen   # not the warm grader's

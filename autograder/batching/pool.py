@@ -1,15 +1,19 @@
-"""The batch's local pool of warm graders (:mod:`autograder.batching.warm`): one per job slot.
+"""The batch's local pool of warm graders (:mod:`autograder.batching.warm`): one for every job slot.
 
-Each slot keeps what it had with one ``grade`` subprocess per student: its own worker user
-(process limits count per user) and its own memory group (now the slot's: the warm grader and
-the graders it forks live in it), and each student is still graded by a fresh grader process
-running ``grade``'s code, in its own session. Submissions reach a warm grader over a pipe as
-``grade``'s arguments and an opaque job number; its output goes to a file in the batch's
-private staging folder and becomes ``grade.log`` as before.
+One warm grader loads what every grader needs once, and forks a fresh grader per student,
+several at once (one per busy slot). Each slot keeps what it had with one ``grade`` subprocess
+per student: its own worker user (process limits count per user; in ``grade``'s arguments)
+and its own memory group per job (created here, joined by the forked grader before it does
+anything; the warm grader itself, which never runs student code, is in none). Each student is
+still graded by a fresh grader process running ``grade``'s code, in its own session.
+Submissions reach the warm grader over a pipe as ``grade``'s arguments and an opaque job
+number; its output goes to a file in the batch's private staging folder and becomes
+``grade.log`` as before.
 
-A grader that runs past ``--student-timeout`` gets SIGINT, then SIGKILL (its process group);
-a warm grader that dies, or does not answer after that, is killed and replaced, and the
-submission it was grading becomes a zero row with the reason (:meth:`Runner._read`).
+A grader that runs past ``--student-timeout`` gets SIGINT, then SIGKILL (its process group).
+A warm grader that dies, or does not answer about a grader it was told to stop, is killed
+and replaced; each submission it was grading becomes a zero row with the reason
+(:meth:`Runner._read`).
 """
 from __future__ import annotations
 
@@ -34,56 +38,79 @@ class WarmGraderGone(RuntimeError):
 
 
 class WarmGrader:
-    """One long-lived ``python -m autograder.batching.warm`` process and its replies."""
+    """One long-lived ``python -m autograder.batching.warm`` process and its replies, sorted
+    by job (several jobs may be in flight)."""
 
     def __init__(self, command: list[str], env: dict[str, str], cwd: Path, errors: Path):
         self.errors = errors
         with open(errors, "ab") as err:
             self.proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=err, start_new_session=True)
-        self.replies: queue.Queue[dict | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self._replies: dict[int, queue.Queue[dict | None]] = {}
+        self._ended = False
+        self.grader_pids: dict[int, int] = {}             # job -> its grader's pid, while it runs
         threading.Thread(target=self._read, daemon=True, name="warm-replies").start()
-        self.grader_pid: int | None = None
+
+    def _queue(self, job: int) -> queue.Queue[dict | None]:
+        with self._lock:
+            found = self._replies.get(job)
+            if found is None:
+                found = self._replies[job] = queue.Queue()
+                if self._ended:
+                    found.put(None)
+            return found
 
     def _read(self) -> None:
         for line in self.proc.stdout:
             try:
-                self.replies.put(json.loads(line))
-            except ValueError:
+                message = json.loads(line)
+                job = int(message["job"])
+            except (ValueError, KeyError, TypeError):
                 continue
-        self.replies.put(None)
+            self._queue(job).put(message)
+        with self._lock:
+            self._ended = True
+            for waiting in self._replies.values():
+                waiting.put(None)
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.proc.poll() is None and not self._ended
 
     def send(self, request: JSONObject) -> None:
+        self._queue(int(request["job"]))
         try:
-            self.proc.stdin.write((json.dumps(request) + "\n").encode())
-            self.proc.stdin.flush()
+            with self._lock:
+                self.proc.stdin.write((json.dumps(request) + "\n").encode())
+                self.proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             raise WarmGraderGone("its pipe is closed") from None
 
     def reply(self, job: int, key: str, timeout: float) -> dict | None:
         """The reply carrying ``key`` for ``job``; None on timeout; raises when the process ended."""
+        waiting = self._queue(job)
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             try:
-                message = self.replies.get(timeout=max(0.01, deadline - time.monotonic()))
+                message = waiting.get(timeout=max(0.01, deadline - time.monotonic()))
             except queue.Empty:
                 return None
             if message is None:
-                self.replies.put(None)
+                waiting.put(None)
                 raise WarmGraderGone(f"exit code {self.proc.wait()}")
-            if message.get("job") == job and key in message:
+            if key in message:
+                if key == "code":
+                    with self._lock:
+                        self._replies.pop(job, None)
                 return message
             if time.monotonic() > deadline:
                 return None
 
-    def signal_grader(self, sig: int) -> None:
-        lifetime.signal_group(self.grader_pid, sig)
+    def signal_grader(self, job: int, sig: int) -> None:
+        lifetime.signal_group(self.grader_pids.get(job), sig)
 
     def kill(self) -> None:
-        lifetime.kill_groups(*(p for p in (self.grader_pid, self.proc.pid) if p))
+        lifetime.kill_groups(*self.grader_pids.values(), self.proc.pid)
         self.proc.wait()
 
     def close(self) -> None:
@@ -95,55 +122,55 @@ class WarmGrader:
 
 
 class WarmPool:
-    """Warm graders by worker user (job slot); used by :meth:`autograder.batching.runner.Runner.execute`."""
+    """The warm grader every job slot shares; used by :meth:`autograder.batching.runner.Runner.execute`."""
 
     def __init__(self, runner) -> None:
         self.runner = runner
-        self.graders: dict[str, WarmGrader] = {}
-        self.groups: dict[str, Path | None] = {}
+        self.grader: WarmGrader | None = None
+        self.started = 0                                 # warm graders started (a dead one is replaced)
         self.jobs = itertools.count(1)
         self.lock = threading.Lock()
         self.exercises = ",".join(ex.id for ex in runner.exercises)
 
-    def _grader(self, worker_user: str) -> WarmGrader:
-        grader = self.graders.get(worker_user)
-        if grader is not None and grader.alive():
-            return grader
-        if grader is not None:
-            grader.kill()
-        runner = self.runner
-        if worker_user not in self.groups:
-            self.groups[worker_user] = runner.memory.create(f"warm-{len(self.groups) + 1}")
-        command = runner.memory.wrap([runner.python, "-m", "autograder.batching.warm",
-                                      "--exercises", self.exercises], self.groups[worker_user])
-        grader = WarmGrader(command, runner.environment(), runner.stage_root,
-                            runner.stage_root / f"warm-{len(self.graders) + 1}.err")
-        self.graders[worker_user] = grader
-        return grader
+    def _warm(self) -> WarmGrader:
+        """The running warm grader; a dead one is killed (with whatever it still ran) and replaced."""
+        with self.lock:
+            grader = self.grader
+            if grader is not None and grader.alive():
+                return grader
+            if grader is not None:
+                grader.kill()
+            runner = self.runner
+            self.started += 1
+            self.grader = WarmGrader([runner.python, "-m", "autograder.batching.warm", "--exercises", self.exercises],
+                                     runner.environment(), runner.stage_root,
+                                     runner.stage_root / f"warm-{self.started}.err")
+            return self.grader
 
     def execute(self, key: str, job_file: Path, worker_user: str) -> tuple[int, bytes, bool]:
-        """Grade job ``key`` (its opaque job file) with the slot's warm grader:
-        ``(code, output, timed out)``."""
+        """Grade job ``key`` (its opaque job file) with the warm grader, as the slot of
+        ``worker_user``, in a memory group of its own: ``(code, output, timed out)``."""
         runner = self.runner
         job = next(self.jobs)
         log = runner.stage_root / f"job-{job}.log"
         argv = runner.command(job_file, worker_user)[3:]    # after `python -m autograder`
         folder = runner.stage_root / key
         timed_out, code, note = False, -1, ""
-        with self.lock:
-            grader = self._grader(worker_user)
+        group = runner.memory.create(key)
+        grader = self._warm()
         try:
-            grader.send({"job": job, "argv": argv, "cwd": str(folder), "log": str(log)})
+            grader.send({"job": job, "argv": argv, "cwd": str(folder), "log": str(log),
+                         "group": str(group) if group else None})
             begun = grader.reply(job, "pid", START_TIMEOUT)
             if begun is None:
                 raise WarmGraderGone("it did not start a grader")
-            grader.grader_pid = int(begun["pid"])
+            grader.grader_pids[job] = int(begun["pid"])
             started = time.monotonic()
             done = grader.reply(job, "code", runner.student_timeout - (time.monotonic() - started))
             if done is None:
                 timed_out = True
                 for sig in (signal.SIGINT, signal.SIGKILL):
-                    grader.signal_grader(sig)
+                    grader.signal_grader(job, sig)
                     done = grader.reply(job, "code", KILL_GRACE)
                     if done is not None:
                         break
@@ -154,7 +181,8 @@ class WarmPool:
             note = f"\nthe warm grader process ended or stopped answering ({exc}) while grading this submission\n"
             grader.kill()
         finally:
-            grader.grader_pid = None
+            grader.grader_pids.pop(job, None)
+            runner.memory.remove(group)
         try:
             output = log.read_bytes()
             log.unlink()
@@ -163,11 +191,11 @@ class WarmPool:
         return code, output + note.encode(), timed_out
 
     def stop_all(self) -> None:
-        for grader in list(self.graders.values()):
-            grader.signal_grader(signal.SIGINT)
+        grader = self.grader
+        if grader is not None:
+            for job in list(grader.grader_pids):
+                grader.signal_grader(job, signal.SIGINT)
 
     def close(self) -> None:
-        for grader in self.graders.values():
-            grader.close()
-        for group in self.groups.values():
-            self.runner.memory.remove(group)
+        if self.grader is not None:
+            self.grader.close()

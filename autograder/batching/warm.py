@@ -1,4 +1,4 @@
-"""A warm grader: one long-lived process that grades many submissions in a row.
+"""A warm grader: one long-lived process that grades many submissions, several at a time.
 
     python -m autograder.batching.warm [--exercises ex1,ex3]      (started by the batch)
 
@@ -12,11 +12,18 @@ which starts its own zygote and workers as ``grade`` does, writes that student's
 ``results.json``, and exits. Everything of one student (modules, memory, temp folders, the
 zygote, workers, environment, working folder) lives and dies in that forked grader.
 
+One warm grader serves every job slot of a batch (:mod:`autograder.batching.pool`): what it
+loaded is loaded once and its pages are shared by every grader it forks, however many run at
+once (one warm grader per slot loaded it once per slot: 2.3 s of CPU and some 250 MB each).
+The slot's own limits go with each job: its worker user in ``grade``'s arguments, and its
+memory group, which the forked grader joins before it does anything else.
+
 Protocol, one JSON object per line: the batch writes ``{"job": <opaque id>, "argv": [...],
-"cwd": <folder>, "log": <file>}`` on stdin; the warm grader answers
-``{"job": id, "pid": <grader pid>}`` when the grader started (the batch may signal its process
-group on a timeout) and ``{"job": id, "code": <exit code>}`` when it ended (negative: killed by
-that signal). End of stdin ends the warm grader.
+"cwd": <folder>, "log": <file>, "group": <memory group folder or null>}`` on stdin, for a new
+job whenever it likes; the warm grader answers ``{"job": id, "pid": <grader pid>}`` when the
+grader started (the batch may signal its process group on a timeout) and
+``{"job": id, "code": <exit code>}`` when it ended (negative: killed by that signal). End of
+stdin ends the warm grader once its running graders have ended.
 """
 from __future__ import annotations
 
@@ -27,9 +34,11 @@ import atexit
 import gc
 import json
 import os
+import select
 import signal
 import sys
 import traceback
+from pathlib import Path
 
 from autograder.jsontypes import JSONObject
 
@@ -56,7 +65,17 @@ def freeze() -> None:
     gc.freeze()
 
 
-def _grader(argv: list[str], cwd: str, log: str, reply_fd: int) -> None:
+JOIN_FAILED = 71            # the grader could not join its memory group: nothing was graded
+
+
+def _join(group: str | None) -> None:
+    """Move this process into the memory group ``group`` (cgroup v1 or v2), as the cold path's
+    shell does before it execs ``grade`` (:meth:`autograder.jobs.MemoryGroups.wrap`)."""
+    if group:
+        (Path(group) / "cgroup.procs").write_text(str(os.getpid()))
+
+
+def _grader(argv: list[str], cwd: str, log: str, group: str | None, reply_fd: int) -> None:
     """In the forked grader: become ``grade`` and exit (never returns)."""
     code = 70
     try:
@@ -75,6 +94,12 @@ def _grader(argv: list[str], cwd: str, log: str, reply_fd: int) -> None:
         os.dup2(fd, 2)
         os.close(fd)
         os.close(null)
+        try:
+            _join(group)
+        except OSError as exc:
+            print(f"the grader could not join its memory group {group}: {exc}", file=sys.stderr)
+            code = JOIN_FAILED
+            return
         os.chdir(cwd)
         from autograder.cli import main
         try:
@@ -95,23 +120,56 @@ def _grader(argv: list[str], cwd: str, log: str, reply_fd: int) -> None:
             os._exit(code)
 
 
-def serve(requests, reply_fd: int) -> int:
-    """Grade each request in a freshly forked grader; answer on ``reply_fd``."""
+POLL_S = 0.02                    # how often ended graders are looked for while some run
+
+
+def serve(requests_fd: int, reply_fd: int) -> int:
+    """Grade each request read from ``requests_fd`` in a freshly forked grader, as soon as it
+    comes (graders of several jobs run at once); answer on ``reply_fd``. Ends when the requests
+    end and every grader has ended."""
+    running: dict[int, object] = {}                   # grader pid -> job
+    pending = b""
+    more = True
+
     def answer(message: JSONObject) -> None:
         os.write(reply_fd, (json.dumps(message) + "\n").encode())
 
-    for line in requests:
+    def start(line: bytes) -> None:
         try:
             request = json.loads(line)
             job, argv, cwd, log = request["job"], list(request["argv"]), request["cwd"], request["log"]
+            group = request.get("group")
         except (ValueError, KeyError, TypeError):
-            continue
+            return
         pid = os.fork()
         if pid == 0:
-            _grader(argv, cwd, log, reply_fd)
+            _grader(argv, cwd, log, group, reply_fd)
+        running[pid] = job
         answer({"job": job, "pid": pid})
-        _, status = os.waitpid(pid, 0)
-        answer({"job": job, "code": os.waitstatus_to_exitcode(status)})
+
+    def reap(block: bool) -> None:
+        while running:
+            try:
+                pid, status = os.waitpid(-1, 0 if block else os.WNOHANG)
+            except ChildProcessError:
+                running.clear()
+                return
+            if pid == 0:
+                return
+            if pid in running:
+                answer({"job": running.pop(pid), "code": os.waitstatus_to_exitcode(status)})
+
+    while more:
+        ready, _, _ = select.select([requests_fd], [], [], POLL_S if running else None)
+        if ready:
+            chunk = os.read(requests_fd, 1 << 16)
+            more = bool(chunk)
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                start(line)
+        reap(block=False)
+    reap(block=True)
     return 0
 
 
@@ -126,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(2, 1)                                              # stray prints never reach the protocol
     preload(args.exercises)
     freeze()
-    return serve(sys.stdin, reply_fd)
+    return serve(sys.stdin.fileno(), reply_fd)
 
 
 if __name__ == "__main__":
