@@ -13,8 +13,8 @@ and reports wall time, throughput (submissions per minute), speed-up over the fi
 mean time per submission, and whether every run gave the same totals.
 
 ``cold``: each submission in its own ``python -m autograder grade`` subprocess (interpreter
-and torch start-up, ~2 s per submission); ``warm``: warm graders (``autograder.batching``),
-one per job, forking a grader per submission; ``dask``: ``--scheduler`` on a local Dask
+and torch start-up, ~2 s per submission); ``warm``: the warm grader (``autograder.batching``)
+every job slot shares, forking a grader per submission; ``dask``: ``--scheduler`` on a local Dask
 cluster started by the bench (``tests/local_dask.py``: a scheduler and two workers of
 ``--jobs // 2`` threads, at least one, on 127.0.0.1; its start-up is not timed). Each
 (mode, jobs) runs ``--repeat`` times; the median wall time is reported (``--quick``: ex1, 2 jobs, one
