@@ -8,7 +8,7 @@ test's seeds and keeps the first it solves: the student's model then gets exactl
 
 That search is the grader's own work, the same for every submission and independent of it,
 and it takes a third of a second per candidate. :class:`InBackground` does it on a thread of
-the grader from ex5's first test on (``conftest.py``), while the worker runs the student's
+the grader from ex5's first hidden test on (``conftest.py``), while the worker runs the student's
 code for the tests before this one, so the recall test finds it done. The thread never
 touches torch's global generator (the candidates' weights and data are made on the calling
 thread, under :func:`torch.random.fork_rng`, and the reference's training needs no random

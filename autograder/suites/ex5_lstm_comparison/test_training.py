@@ -133,7 +133,7 @@ def test_accuracy_fraction_between_0_and_1(student, support):
 
 
 # The end-to-end check: the kit's own Adam loop trains the student's AttentionClassifier on
-# the set-up the reference solves (recall.py, searched on a thread from ex5's first test on).
+# the set-up the reference solves (recall.py, searched on a thread from ex5's first hidden test on).
 E2E, E2E_TRAIN, E2E_TEST, E2E_STEPS, E2E_LR, E2E_MIN = (recall.E2E, recall.E2E_TRAIN, recall.E2E_TEST,
                                                         recall.E2E_STEPS, recall.E2E_LR, recall.E2E_MIN)
 
