@@ -61,6 +61,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     write the CSV, results/, summary.md, histogram.png, report.html and the LMS imports."""
     from autograder import gradebook
     from autograder.staff import analysis as staff_analysis
+    from autograder.staff import figures as staff_figures
     from autograder.staff import outputs as staff_outputs
 
     found = discover(submissions)
@@ -77,6 +78,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
                     isolation=isolation)
     # compared while they are graded: it reads their files only
     similarity = staff_analysis.start_similar(found.entries, exercises, options or staff_options.Options())
+    staff_figures.load_in_background()             # the report's figures' imports, meanwhile too
     try:                                            # whatever fails, no grader and no private copy is left
         runner.pool = cluster.choose_pool(runner, link, warm, default_worker_user())   # the cluster, warm graders or none
         kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()

@@ -315,3 +315,19 @@ def test_grade_forks_its_zygote_before_it_imports_the_engine(tmp_path):
                            "--results", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
     graded = json.loads(out.read_text(encoding="utf-8"))
     assert graded["score"] == 20, (graded["output"][-2000:], done.stderr[-2000:])
+
+
+def test_a_part_loaded_before_a_fork_is_not_loaded_again_after_it(monkeypatch):
+    """A batch's warm grader loads every part once; the zygote of each grader it forks asks
+    for them again and finds them loaded (the figures' warm-up is not drawn once more)."""
+    from autograder.sandbox import worker
+    calls: list[int] = []
+    monkeypatch.setitem(worker.WARM_UPS, "probe", lambda: calls.append(os.getpid()))
+    monkeypatch.setattr(worker, "_warmed", set())
+    worker.warm_up(("probe", "probe"))
+    pid = os.fork()
+    if pid == 0:                                        # the forked grader's zygote
+        worker.warm_up(("probe",))
+        os._exit(len(calls))
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 1 and calls == [os.getpid()]

@@ -356,6 +356,30 @@ def test_starter_code_never_makes_two_submissions_alike(tmp_path):
     assert found.ran and found.pairs == []
 
 
+def test_shown_lines_mark_exactly_the_shared_characters():
+    """Each shown line is its text cut into runs, each run marked shared exactly where one of
+    copydetect's [starts, ends] slices covers it; unshared lines beyond the context are a gap."""
+    from autograder.staff.similarity import CONTEXT_LINES, shown_lines
+    lines = [f"line {i} = {i} * 2" for i in range(1, 13)]
+    code = "\n".join(lines)
+    start = code.index("3 = 3")                      # "3 = 3 * 2\nline 4" shared
+    end = code.index(" = 4")
+    other = code.index("12 * 2")
+    shown = shown_lines(code, [[start, other], [end, other + 2]])
+    numbers = [line.number for line in shown if line.number]
+    assert numbers == list(range(1, 4 + CONTEXT_LINES + 1)) + list(range(12 - CONTEXT_LINES, 13))
+    assert [line.skipped for line in shown if not line.number] == [12 - CONTEXT_LINES - (4 + CONTEXT_LINES) - 1]
+    for line in shown:
+        if not line.number:
+            continue
+        text = lines[line.number - 1]
+        assert "".join(piece.text for piece in line.pieces) == text
+        offset = sum(len(t) + 1 for t in lines[:line.number - 1])
+        marks = [any(a <= offset + i < b for a, b in ((start, end), (other, other + 2))) for i in range(len(text))]
+        assert [flag for piece in line.pieces for flag in [piece.shared] * len(piece.text)] == marks
+        assert all(a.shared != b.shared for a, b in zip(line.pieces, line.pieces[1:]))   # runs, not characters
+
+
 # --------------------------------------------------------------------------- --only
 
 def test_only_matches_names_emails_sids_and_folders(tmp_path):
@@ -506,3 +530,23 @@ def test_batch_only_regrades_the_named_and_keeps_the_rest(tmp_path):
     assert table["c"] == ("0", "error", selection.NO_EARLIER_RESULT) and table["b"][0] == "20"
     with pytest.raises(selection.UnknownStudents):
         run(["d"])
+
+
+def test_report_imports_load_in_background_and_a_failure_waits_for_the_first_figure(monkeypatch):
+    """A batch imports pyplot on a thread while the class is graded; if that fails, the thread
+    ends quietly and the report's first figure (which imports it again) raises the error."""
+    import sys
+    import threading
+    from autograder.staff import figures
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    figures.load_in_background().join()
+    assert "matplotlib.pyplot" in sys.modules and not raised
+
+    def broken():
+        raise ImportError("no pyplot here")
+    monkeypatch.setattr(figures, "_pyplot", broken)
+    figures.load_in_background().join()
+    assert not raised
+    with pytest.raises(ImportError, match="no pyplot here"):
+        figures.histogram_png([1.0, 2.0], 10.0, "scores")

@@ -14,10 +14,11 @@ def find_banned(source: str, ex: Exercise) -> list[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return []                        # reported as an import error by the worker
-    aliases = _import_aliases(tree)
+    nodes = list(ast.walk(tree))                  # walked once, read twice
+    aliases = _import_aliases(nodes)
     operators = banned_operators(ex)              # other doors: torch.ops.aten.X, torch._C._nn.X
     hits: list[str] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         dotted = _dotted(node, aliases)
         if dotted and any(dotted == b or dotted.startswith(b + ".") for b in ex.banned):
             hits.append(f"line {node.lineno}: {dotted}")
@@ -54,9 +55,9 @@ def _reachable(name: str, functions: dict[str, ast.FunctionDef]) -> dict[str, st
     return found
 
 
-def _import_aliases(tree: ast.AST) -> dict[str, str]:
+def _import_aliases(nodes: list[ast.AST]) -> dict[str, str]:
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]

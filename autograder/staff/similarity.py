@@ -33,7 +33,7 @@ import io
 import logging
 import threading
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, groupby
 from pathlib import Path
 from typing import Sequence
 
@@ -194,23 +194,28 @@ def _find(candidates, exercises, threshold, collect, CodeFingerprint, compare_fi
         outcome.starter[ex.id] = starter is not None
         boilerplate = list(CodeFingerprint(ex.filename, NOISE, WINDOW, fp=io.StringIO(_read(starter))).hashes) \
             if starter else []
+        by_source: dict[str, object] = {}    # the same file twice (a copy, an untouched starter): one fingerprint
         for c in candidates:
             found = sources[c.key].get(ex.id)
             if found is None or found.source is None:
                 continue
-            fingerprint = CodeFingerprint(ex.filename, NOISE, WINDOW, boilerplate=boilerplate,
-                                          fp=io.StringIO(found.source))
+            if found.source not in by_source:
+                by_source[found.source] = CodeFingerprint(ex.filename, NOISE, WINDOW, boilerplate=boilerplate,
+                                                          fp=io.StringIO(found.source))
+            fingerprint = by_source[found.source]
             if fingerprint.token_coverage >= MIN_OWN_CODE:
                 prints[(c.key, ex.id)] = fingerprint
     own = {c.key: sum(float(prints[(c.key, ex.id)].token_coverage) for ex in exercises if (c.key, ex.id) in prints)
            for c in candidates}
     outcome.compared = sum(1 for c in candidates if own[c.key] > 0)
+    shown: dict[tuple, list[ShownLine]] = {}       # the same file marked the same way: shown once
     for a, b in combinations([c for c in candidates if own[c.key] > 0], 2):
         pair = _compare(a, b, exercises, prints, own, compare_files)
         if pair is not None and _flag(pair, threshold, prints):
             for match in pair.files:                     # the side-by-side view, for flagged pairs only
                 code_a, slices_a, code_b, slices_b = match.regions
-                match.lines_a, match.lines_b = shown_lines(code_a, slices_a), shown_lines(code_b, slices_b)
+                match.lines_a = _shown_once(shown, code_a, slices_a)
+                match.lines_b = _shown_once(shown, code_b, slices_b)
             outcome.pairs.append(pair)
         elif pair is not None:
             pair.files.clear()
@@ -295,11 +300,20 @@ def shown_lines(code: str, slices) -> list[ShownLine]:
     return shown
 
 
+def _shown_once(shown: dict[tuple, list[ShownLine]], code: str, slices) -> list[ShownLine]:
+    """:func:`shown_lines`, kept in ``shown`` by the code and its marks (read-only once made)."""
+    key = (code, tuple(tuple(int(i) for i in side) for side in slices))
+    if key not in shown:
+        shown[key] = shown_lines(code, slices)
+    return shown[key]
+
+
 def _pieces(text: str, flags: list[bool]) -> list[Piece]:
+    """``text`` cut where ``flags`` (one per character) changes: one :class:`Piece` per run."""
     pieces: list[Piece] = []
     start = 0
-    for i in range(1, len(text) + 1):
-        if i == len(text) or flags[i] != flags[start]:
-            pieces.append(Piece(textsafe.one_line(text[start:i].replace("\t", "    "), None), flags[start]))
-            start = i
+    for shared, run in groupby(flags):
+        end = start + sum(1 for _ in run)
+        pieces.append(Piece(textsafe.one_line(text[start:end].replace("\t", "    "), None), shared))
+        start = end
     return pieces
