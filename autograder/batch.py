@@ -76,11 +76,15 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
                     python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb,
                     isolation=isolation)
-    # compared while they are graded: it reads their files only
-    similarity = staff_analysis.start_similar(found.entries, exercises, options or staff_options.Options())
-    staff_figures.load_in_background()             # the report's figures' imports, meanwhile too
     try:                                            # whatever fails, no grader and no private copy is left
         runner.pool = cluster.choose_pool(runner, link, warm, default_worker_user())   # the cluster, warm graders or none
+        if runner.pool is not None:
+            runner.pool.start()                     # the warm grader loads while the rest is set up
+        # Compared while they are graded (it reads their files only), and the report's figures'
+        # imports loaded meanwhile: both on threads started only now, as they share this
+        # thread's interpreter lock (started first, they delayed the warm grader by 0.5-1 s).
+        similarity = staff_analysis.start_similar(found.entries, exercises, options or staff_options.Options())
+        staff_figures.load_in_background()
         kept = private_jobs.KeptModes([Path(h) for h in runner.hide if h != str(runner.stage_root)]).close()
         try:                                        # whatever fails, the folders' own modes come back
             graded = _grade_all(runner, found, out_dir, exercises, call_timeout, jobs, progress, chosen)

@@ -120,3 +120,25 @@ def test_one_warm_grader_serves_every_slot_at_once_each_job_in_its_own_memory_gr
     if jobs.MemoryGroups(1024).kind is not None:
         assert first["group"] != second["group"], seen                     # a group each,
         assert first["warm_group"] not in (first["group"], second["group"]), seen   # not the warm grader's
+
+
+def test_a_warm_grader_given_no_job_is_stopped_at_once_one_given_jobs_ends_by_itself(tmp_path):
+    """``batch`` starts its warm grader before it stages anything, so that it loads meanwhile.
+    When no job comes (every result kept from an earlier run), closing it does not wait for it
+    to finish loading; a warm grader that was given jobs is closed by the end of its input and
+    ends by itself (its graders finish)."""
+    import os
+    import time
+    from autograder.batching.pool import KILL_GRACE, WarmGrader
+
+    loading = WarmGrader([sys.executable, "-c", "import time; time.sleep(120)"], dict(os.environ), tmp_path,
+                         tmp_path / "loading.err")
+    started = time.monotonic()
+    loading.close()
+    assert loading.proc.poll() is not None and time.monotonic() - started < KILL_GRACE / 2   # not waited for
+
+    serving = WarmGrader([sys.executable, "-c", "import sys; sys.stdin.read()"], dict(os.environ), tmp_path,
+                         tmp_path / "serving.err")
+    serving.send({"job": 1, "argv": [], "cwd": str(tmp_path), "log": str(tmp_path / "log"), "group": None})
+    serving.close()
+    assert serving.proc.returncode == 0

@@ -215,7 +215,7 @@ def choose_pool(runner: Any, link: Link | None, warm: bool, worker_user: str) ->
 
 class ClusterPool:
     """Sends each staged submission to the cluster; same interface as the local
-    :class:`~autograder.batching.pool.WarmPool` (``execute``, ``stop_all``, ``close``)."""
+    :class:`~autograder.batching.pool.WarmPool` (``start``, ``execute``, ``stop_all``, ``close``)."""
 
     def __init__(self, runner: Any, link: Link, warm: bool, worker_user: str):
         self.runner, self.link = runner, link
@@ -227,6 +227,9 @@ class ClusterPool:
         self.task_keys: dict[str, str] = {}                  # job key -> its Dask task's key
         self.lock = threading.Lock()
         self.stopped = threading.Event()
+
+    def start(self) -> None:
+        """Nothing to start here: the cluster's workers are running already."""
 
     def execute(self, key: str, job_file: Path, worker_user: str) -> tuple[int, bytes, bool]:
         """Grade job ``key`` (its opaque job file: the staged copy and where its results go) on

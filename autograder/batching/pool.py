@@ -49,6 +49,7 @@ class WarmGrader:
         self._lock = threading.Lock()
         self._replies: dict[int, queue.Queue[dict | None]] = {}
         self._ended = False
+        self._used = False                                # a job was sent (else close() has nothing to wait for)
         self.grader_pids: dict[int, int] = {}             # job -> its grader's pid, while it runs
         threading.Thread(target=self._read, daemon=True, name="warm-replies").start()
 
@@ -79,6 +80,7 @@ class WarmGrader:
 
     def send(self, request: JSONObject) -> None:
         self._queue(int(request["job"]))
+        self._used = True
         try:
             with self._lock:
                 self.proc.stdin.write((json.dumps(request) + "\n").encode())
@@ -114,6 +116,9 @@ class WarmGrader:
         self.proc.wait()
 
     def close(self) -> None:
+        if not self._used:                                # started early, never given a job: nothing to finish
+            self.kill()
+            return
         try:
             self.proc.stdin.close()
             self.proc.wait(timeout=KILL_GRACE)
@@ -131,6 +136,11 @@ class WarmPool:
         self.jobs = itertools.count(1)
         self.lock = threading.Lock()
         self.exercises = ",".join(ex.id for ex in runner.exercises)
+
+    def start(self) -> None:
+        """Start the warm grader now, so that it loads while the batch sets up and stages the
+        first submissions (the first job would start it otherwise)."""
+        self._warm()
 
     def _warm(self) -> WarmGrader:
         """The running warm grader; a dead one is killed (with whatever it still ran) and replaced."""
