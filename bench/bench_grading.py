@@ -28,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def descendants(pid: int) -> list[int]:
+def process_tree(pid: int) -> dict[int, int]:
+    """``pid`` and every process under it, each with its depth below ``pid`` (``pid``: 0)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -38,12 +39,16 @@ def descendants(pid: int) -> list[int]:
                 children.setdefault(ppid, []).append(int(entry))
             except (OSError, IndexError, ValueError):
                 continue
-    out, stack = [], [pid]
+    out, stack = {}, [(pid, 0)]
     while stack:
-        p = stack.pop()
-        out.append(p)
-        stack.extend(children.get(p, []))
+        p, depth = stack.pop()
+        out[p] = depth
+        stack.extend((child, depth + 1) for child in children.get(p, []))
     return out
+
+
+def descendants(pid: int) -> list[int]:
+    return list(process_tree(pid))
 
 
 def pss_kb(pid: int) -> int:

@@ -25,6 +25,10 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_grading import process_tree  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 SAMPLE_S = 0.05
@@ -32,8 +36,6 @@ SAMPLE_S = 0.05
 
 @dataclass(frozen=True)
 class Process:
-    pid: int
-    parent: int
     name: str
     cpu_s: float
 
@@ -46,24 +48,7 @@ def _read(pid: int) -> Process | None:
         return None                                    # ended meanwhile
     close = stat.rfind(")")                            # the name may hold spaces and parentheses
     fields = stat[close + 2:].split()
-    return Process(pid, int(fields[1]), stat[stat.find("(") + 1:close],
-                   (int(fields[11]) + int(fields[12])) / TICKS)
-
-
-def tree(root: int) -> dict[int, tuple[int, Process]]:
-    """Every live process under ``root`` (itself included): pid -> (depth, process)."""
-    children: dict[int, list[Process]] = collections.defaultdict(list)
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (process := _read(int(entry))) is not None:
-            children[process.parent].append(process)
-    top = _read(root)
-    found: dict[int, tuple[int, Process]] = {}
-    stack = [(0, top)] if top else []
-    while stack:
-        depth, process = stack.pop()
-        found[process.pid] = (depth, process)
-        stack += [(depth + 1, child) for child in children[process.pid]]
-    return found
+    return Process(stat[stat.find("(") + 1:close], (int(fields[11]) + int(fields[12])) / TICKS)
 
 
 def record(command: list[str], step: float) -> tuple[float, int, dict[int, collections.Counter]]:
@@ -74,9 +59,10 @@ def record(command: list[str], step: float) -> tuple[float, int, dict[int, colle
     steps: dict[int, collections.Counter] = collections.defaultdict(collections.Counter)
     while proc.poll() is None:
         index = int((time.monotonic() - start) / step)
-        for pid, (depth, process) in tree(proc.pid).items():
-            steps[index][f"d{depth}:{process.name}"] += process.cpu_s - seen.get(pid, 0.0)
-            seen[pid] = process.cpu_s
+        for pid, depth in process_tree(proc.pid).items():
+            if (process := _read(pid)) is not None:
+                steps[index][f"d{depth}:{process.name}"] += process.cpu_s - seen.get(pid, 0.0)
+                seen[pid] = process.cpu_s
         time.sleep(SAMPLE_S)
     return time.monotonic() - start, proc.returncode, steps
 
