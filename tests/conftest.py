@@ -17,6 +17,9 @@ every file's module fixtures were silently built once per process.
 Each test process has worker users of its own (``helpers.worker_user``), the default one
 through ``AUTOGRADER_WORKER_USER``, so processes never sweep each other's workers.
 ``make check`` leaves out the :data:`SLOW` files (``-m "not slow"``).
+
+The run's first process byte-compiles the kit before anything grades (``helpers.compile_kit``):
+with ``PYTHONDONTWRITEBYTECODE`` set, every fresh grader compiled it again otherwise.
 """
 from __future__ import annotations
 
@@ -31,8 +34,10 @@ import pytest
 from autograder.sandbox import forkserver, levels
 from autograder.sandbox.limits import WORKER_USER_ENV
 from gradings import Gradings
-from helpers import kit_modes_restored, worker_user
+from helpers import compile_kit, kit_modes_restored, worker_user
 
+if "PYTEST_XDIST_WORKER" not in os.environ:     # the first process of the run, before any grader
+    compile_kit()
 os.environ[WORKER_USER_ENV] = worker_user("default")     # grade, batch and check default to it
 levels.detect()
 forkserver.shared()

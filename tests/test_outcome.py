@@ -87,8 +87,8 @@ def test_batch_row_reads_the_structure(mixed, tmp_path):
                 tests=[dict(t, output="") for t in run.data["tests"]])
     path = tmp_path / "results.json"
     results.write_atomic(path, data)
-    runner = Runner(tmp_path, contract.DEFAULT)
-    row = runner._read(Row(entry=Entry("ada", "ada", folder)), path, 0, b"")
+    with Runner(tmp_path, contract.DEFAULT) as runner:
+        row = runner._read(Row(entry=Entry("ada", "ada", folder)), path, 0, b"")
     assert row.status == "ok"
     assert row.scores == {"ex1": 20.0, "ex2": 0.0, "ex3": 0.0, "ex4": 0.0, "ex5": 0.0}
     assert row.reason == ("not found: ex2; syntax error: ex3; could not be imported: ex4; refused: ex5")
@@ -99,8 +99,8 @@ def test_batch_no_files_from_the_structure(tmp_path):
     run = grade_cli(folder, tmp_path, "--exercises", "ex1,ex2")
     path = tmp_path / "again.json"
     results.write_atomic(path, run.data)
-    row = Runner(tmp_path, contract.select("ex1,ex2"))._read(
-        Row(entry=Entry("bo", "bo", folder)), path, 0, b"")
+    with Runner(tmp_path, contract.select("ex1,ex2")) as runner:
+        row = runner._read(Row(entry=Entry("bo", "bo", folder)), path, 0, b"")
     assert row.status == "no files" and row.total == 0.0
 
 

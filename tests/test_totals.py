@@ -141,9 +141,9 @@ def test_odd_weights_and_awkward_totals_add_up(tmp_path, suites_copy, points):
     assert outcome.output.startswith(f"Total: {float(total):g} / {float(total):g}")
 
     # batch reads the same file into its gradebook row: exact in the CSV too
-    runner = Runner(tmp_path / "batch", exercises)
     entry = Entry(student="Ada, \"the\"\nfirst | one", key="ada", path=tmp_path / "solutions")
-    row = runner._read(Row(entry=entry), results_path, 0, b"")
+    with Runner(tmp_path / "batch", exercises) as runner:
+        row = runner._read(Row(entry=entry), results_path, 0, b"")
     assert row.status == "ok" and row.reason == ""
     gradebook.write_csv(tmp_path / "grades.csv", [row], exercises)
     with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as handle:

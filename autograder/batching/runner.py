@@ -209,9 +209,16 @@ class Runner:
         self.memory.remove(group)
 
     def close(self) -> None:
+        """Stop the pool's graders and remove the private copies' folder (any depth)."""
         if self.pool is not None:
             self.pool.close()
         filetree.remove(self.stage_root)
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def _read(self, row: Row, results_path: Path, code: int, log: bytes) -> Row:
         data = _load_results(results_path)
