@@ -10,11 +10,18 @@ run skips the freeze, so the test is seen to measure the copies it forbids.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
+
+from autograder import batch, contract, jobs
+from autograder.batching import pool
+from helpers import solution, write_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +59,7 @@ def _fork_once(mode: str) -> dict:
     return json.loads(done.stdout)
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="warm graders fork (Linux)")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="warm graders fork (Linux)")
 def test_a_forked_graders_collection_copies_nothing_the_warm_grader_loaded():
     frozen, control = _fork_once("frozen"), _fork_once("control")
     assert control["frozen"] == 0 and control["copied"] > 5_000, control      # what the freeze spares
@@ -69,19 +76,11 @@ def _memory_group(pid: int) -> str:
 SLOW_EX1 = "\nimport time as _slow\n_slow.sleep(3)\n"       # each grading lasts long enough to overlap
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="warm graders fork (Linux)")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="warm graders fork (Linux)")
 def test_one_warm_grader_serves_every_slot_at_once_each_job_in_its_own_memory_group(tmp_path, monkeypatch):
     """``--jobs 2``: one warm grader is started (its imports loaded once), both students'
     graders are its children and run at the same time, and each grader joins a memory group
     of its own (where the machine has one: ``jobs.MemoryGroups``)."""
-    import os
-    import threading
-    import time
-
-    from autograder import batch, contract, jobs
-    from autograder.batching import pool
-    from helpers import solution, write_submission
-
     subs = tmp_path / "class"
     for name in ("ann", "bob"):
         write_submission(subs / name, {"attention.py": solution("ex1") + SLOW_EX1})
@@ -127,17 +126,13 @@ def test_a_warm_grader_given_no_job_is_stopped_at_once_one_given_jobs_ends_by_it
     When no job comes (every result kept from an earlier run), closing it does not wait for it
     to finish loading; a warm grader that was given jobs is closed by the end of its input and
     ends by itself (its graders finish)."""
-    import os
-    import time
-    from autograder.batching.pool import KILL_GRACE, WarmGrader
-
-    loading = WarmGrader([sys.executable, "-c", "import time; time.sleep(120)"], dict(os.environ), tmp_path,
+    loading = pool.WarmGrader([sys.executable, "-c", "import time; time.sleep(120)"], dict(os.environ), tmp_path,
                          tmp_path / "loading.err")
     started = time.monotonic()
     loading.close()
-    assert loading.proc.poll() is not None and time.monotonic() - started < KILL_GRACE / 2   # not waited for
+    assert loading.proc.poll() is not None and time.monotonic() - started < pool.KILL_GRACE / 2   # not waited for
 
-    serving = WarmGrader([sys.executable, "-c", "import sys; sys.stdin.read()"], dict(os.environ), tmp_path,
+    serving = pool.WarmGrader([sys.executable, "-c", "import sys; sys.stdin.read()"], dict(os.environ), tmp_path,
                          tmp_path / "serving.err")
     serving.send({"job": 1, "argv": [], "cwd": str(tmp_path), "log": str(tmp_path / "log"), "group": None})
     serving.close()
