@@ -191,20 +191,14 @@ def failed_titles(outcome: results.Results) -> list[str]:
     return [t.name for t in outcome.tests if not t.passed]
 
 
-def native_score(folder: Path, exercise_id: str, secret: str | None = None) -> float:
-    """:func:`grade_folder` in a fresh interpreter: one submission per grading process, as in
-    production (the interop tests' process runs Jupyter kernels, whose threads a zygote
-    forked later would inherit).
-    ``secret`` (hex): grade with that seed secret (an export's own), else the checkout's."""
-    code = ("import json, sys; sys.path.insert(0, sys.argv[3]); from pathlib import Path; "
-            "from autograder import seeds; from helpers import grade_folder; "
-            "secret = sys.argv[4] or None\n"
-            "with seeds.secret_override(secret):\n"
-            "    print(json.dumps(grade_folder(Path(sys.argv[1]), sys.argv[2]).by_exercise()[sys.argv[2]][0]))")
-    done = subprocess.run([sys.executable, "-c", code, str(folder), exercise_id, str(Path(__file__).resolve().parent),
-                           secret or ""], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return float(done.stdout.strip().splitlines()[-1])
+def native_score(gradings, folder: Path, exercise_id: str, secret: str | None = None) -> float:
+    """The kit's own score for ``folder``'s ``exercise_id``, graded once per run in this
+    process (``gradings``: the ``gradings`` fixture, see ``gradings.py``), as every corpus
+    test grades. ``secret`` (hex): grade with that seed secret (an export's own), else the
+    checkout's. The workers are forked from the zygote ``conftest.py`` started before any
+    test, so threads this process runs later (the interop tests' Jupyter and nbgrader code)
+    never reach them."""
+    return gradings.grade_folder(folder, exercise_id, secret).by_exercise()[exercise_id][0]
 
 
 # --------------------------------------------------------------------------- grading through the CLI

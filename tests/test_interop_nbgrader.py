@@ -93,7 +93,7 @@ def _student_notebook(release: dict, source: dict, change=None, suffix: str = ""
 
 
 @pytest.mark.slow
-def test_real_nbgrader_autograde_matches_native_grader(tmp_path: Path):
+def test_real_nbgrader_autograde_matches_native_grader(tmp_path: Path, gradings):
     started = time.monotonic()
     course = tmp_path / "course"
     export_nbgrader(course, (EX,))
@@ -131,7 +131,7 @@ def test_real_nbgrader_autograde_matches_native_grader(tmp_path: Path):
             cells[student] = {g.name: g.score for g in sub.grades}
             assert sub.max_score == pytest.approx(EX.points)
 
-    native = {student: native_score(make_submission(tmp_path / f"native-{student}", {EX.filename: py}), EX.id)
+    native = {student: native_score(gradings, make_submission(tmp_path / f"native-{student}", {EX.filename: py}), EX.id)
               for student, (_, py) in students.items()}
     print(f"\nnbgrader autograde ({len(students)} notebooks): {autograde_seconds:.1f} s; "
           f"whole test {time.monotonic() - started:.1f} s")

@@ -81,7 +81,7 @@ def _otter_run(zip_path: Path, submission: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_real_otter_run_matches_native_grader(tmp_path: Path):
+def test_real_otter_run_matches_native_grader(tmp_path: Path, gradings):
     started = time.monotonic()
     written = export_otter(tmp_path / "otter", (EX,))
     zip_path = next(p for p in written if p.name == "autograder.zip")
@@ -111,7 +111,7 @@ def test_real_otter_run_matches_native_grader(tmp_path: Path):
         seconds[name] = round(time.monotonic() - t0, 1)
         scored = [t for t in out["json"]["tests"] if "max_score" in t]
         tool[name] = (sum(t["score"] for t in scored), sum(t["max_score"] for t in scored))
-        native[name] = native_score(folder, EX.id, secret)
+        native[name] = native_score(gradings, folder, EX.id, secret)
     print("otter run seconds:", seconds, f"whole test {time.monotonic() - started:.0f} s")
     print("otter (score, max):", tool, "\nnative:", native)
     for name in files:
