@@ -26,6 +26,7 @@ import collections
 import json
 import site
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ENV = "AG_PROC_CENSUS"
@@ -36,17 +37,16 @@ RECORDER = f'''"""Written by bench/proc_census.py: records this interpreter at e
 import atexit, json, os, sys, time
 
 _folder = os.environ["{ENV}"]
-_start = time.time()
 _argv = list(getattr(sys, "orig_argv", sys.argv))
 
 
 def _record():
     try:
         cpu = os.times()
-        path = os.path.join(_folder, f"{{os.getpid()}}-{{int(_start * 1000)}}.json")
+        path = os.path.join(_folder, f"{{os.getpid()}}-{{time.time_ns()}}.json")
         with open(path, "w") as handle:
             json.dump({{"pid": os.getpid(), "ppid": os.getppid(), "argv": _argv,
-                       "cpu": cpu.user + cpu.system, "wall": time.time() - _start,
+                       "cpu": cpu.user + cpu.system,
                        "torch": "torch" in sys.modules}}, handle)
     except Exception:
         pass
@@ -92,20 +92,27 @@ def kind_of(argv: list[str], forked: bool) -> str:
     return "other: " + line[:60]
 
 
+@dataclass
+class Tally:
+    """The interpreters of one kind: how many, their own CPU (s), how many loaded torch."""
+    count: int = 0
+    cpu: float = 0.0
+    torch: int = 0
+
+
 def report(folder: Path) -> None:
     rows = [json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("*.json")]
     argv_of = {r["pid"]: r["argv"] for r in rows}
-    totals: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0])
+    tallies: dict[str, Tally] = collections.defaultdict(Tally)
     for r in rows:
-        forked = argv_of.get(r["ppid"]) == r["argv"]
-        entry = totals[kind_of(r["argv"], forked)]
-        entry[0] += 1
-        entry[1] += r["cpu"]
-        entry[2] += bool(r["torch"])
-    print(f"{len(rows)} interpreters, {sum(t[1] for t in totals.values()):.0f} s of their own CPU\n")
+        tally = tallies[kind_of(r["argv"], forked=argv_of.get(r["ppid"]) == r["argv"])]
+        tally.count += 1
+        tally.cpu += r["cpu"]
+        tally.torch += bool(r["torch"])
+    print(f"{len(rows)} interpreters, {sum(t.cpu for t in tallies.values()):.0f} s of their own CPU\n")
     print(f"{'kind':64} {'count':>5} {'cpu s':>8} {'per one':>8} {'torch':>5}")
-    for kind, (count, cpu, torch) in sorted(totals.items(), key=lambda kv: -kv[1][1]):
-        print(f"{kind[:64]:64} {count:5d} {cpu:8.1f} {cpu / count:8.2f} {torch:5d}")
+    for kind, t in sorted(tallies.items(), key=lambda kv: -kv[1].cpu):
+        print(f"{kind[:64]:64} {t.count:5d} {t.cpu:8.1f} {t.cpu / t.count:8.2f} {t.torch:5d}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,7 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     shown = sub.add_parser("report")
     shown.add_argument("folder", type=Path)
     args = parser.parse_args(argv)
-    {"install": install, "remove": remove}.get(args.what, lambda: report(args.folder))()
+    if args.what == "install":
+        install()
+    elif args.what == "remove":
+        remove()
+    else:
+        report(args.folder)
     return 0
 
 

@@ -191,16 +191,6 @@ def failed_titles(outcome: results.Results) -> list[str]:
     return [t.name for t in outcome.tests if not t.passed]
 
 
-def native_score(gradings, folder: Path, exercise_id: str, secret: str | None = None) -> float:
-    """The kit's own score for ``folder``'s ``exercise_id``, graded once per run in this
-    process (``gradings``: the ``gradings`` fixture, see ``gradings.py``), as every corpus
-    test grades. ``secret`` (hex): grade with that seed secret (an export's own), else the
-    checkout's. The workers are forked from the zygote ``conftest.py`` started before any
-    test, so threads this process runs later (the interop tests' Jupyter and nbgrader code)
-    never reach them."""
-    return gradings.grade_folder(folder, exercise_id, secret).by_exercise()[exercise_id][0]
-
-
 # --------------------------------------------------------------------------- grading through the CLI
 
 @dataclass

@@ -23,7 +23,7 @@ import pytest
 from autograder import contract
 from autograder.interop import adapter
 from autograder.interop.nbgrader import export_nbgrader, split_solution
-from helpers import grade_folder, make_submission, native_score, solution_file
+from helpers import grade_folder, make_submission, solution_file
 
 VENV_BIN = Path(sys.executable).parent
 EX = contract.BY_ID["ex1"]
@@ -131,7 +131,7 @@ def test_real_nbgrader_autograde_matches_native_grader(tmp_path: Path, gradings)
             cells[student] = {g.name: g.score for g in sub.grades}
             assert sub.max_score == pytest.approx(EX.points)
 
-    native = {student: native_score(gradings, make_submission(tmp_path / f"native-{student}", {EX.filename: py}), EX.id)
+    native = {student: gradings.score(make_submission(tmp_path / f"native-{student}", {EX.filename: py}), EX.id)
               for student, (_, py) in students.items()}
     print(f"\nnbgrader autograde ({len(students)} notebooks): {autograde_seconds:.1f} s; "
           f"whole test {time.monotonic() - started:.1f} s")

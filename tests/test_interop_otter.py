@@ -22,7 +22,7 @@ import pytest
 from autograder import contract
 from autograder.interop import adapter
 from autograder.interop.otter import export_otter
-from helpers import ASSIGNMENTS, make_submission, native_score, solution_file
+from helpers import ASSIGNMENTS, make_submission, solution_file
 
 VENV_BIN = Path(sys.executable).parent
 EX = contract.BY_ID["ex1"]
@@ -111,7 +111,7 @@ def test_real_otter_run_matches_native_grader(tmp_path: Path, gradings):
         seconds[name] = round(time.monotonic() - t0, 1)
         scored = [t for t in out["json"]["tests"] if "max_score" in t]
         tool[name] = (sum(t["score"] for t in scored), sum(t["max_score"] for t in scored))
-        native[name] = native_score(gradings, folder, EX.id, secret)
+        native[name] = gradings.score(folder, EX.id, secret)
     print("otter run seconds:", seconds, f"whole test {time.monotonic() - started:.0f} s")
     print("otter (score, max):", tool, "\nnative:", native)
     for name in files:

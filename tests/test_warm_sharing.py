@@ -127,13 +127,13 @@ def test_a_warm_grader_given_no_job_is_stopped_at_once_one_given_jobs_ends_by_it
     to finish loading; a warm grader that was given jobs is closed by the end of its input and
     ends by itself (its graders finish)."""
     loading = pool.WarmGrader([sys.executable, "-c", "import time; time.sleep(120)"], dict(os.environ), tmp_path,
-                         tmp_path / "loading.err")
+                              tmp_path / "loading.err")
     started = time.monotonic()
     loading.close()
     assert loading.proc.poll() is not None and time.monotonic() - started < pool.KILL_GRACE / 2   # not waited for
 
     serving = pool.WarmGrader([sys.executable, "-c", "import sys; sys.stdin.read()"], dict(os.environ), tmp_path,
-                         tmp_path / "serving.err")
+                              tmp_path / "serving.err")
     serving.send({"job": 1, "argv": [], "cwd": str(tmp_path), "log": str(tmp_path / "log"), "group": None})
     serving.close()
     assert serving.proc.returncode == 0
