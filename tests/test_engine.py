@@ -191,6 +191,34 @@ def test_reseed_resets_the_workers_generators_even_if_the_student_replaced_them(
         box.close()
 
 
+def test_the_seed_rides_on_the_first_request_and_reaches_a_restarted_worker():
+    """reseed() sends nothing of its own: the next call carries the seed, also when that call
+    first starts a worker again after a crash (what the grading plugin promises each test)."""
+    source = ("import os, random, numpy as np, torch\n"
+              "def draw(): return torch.rand(1).item(), float(np.random.rand()), random.random()\n"
+              "def leave(): os._exit(3)\n")
+    box = Sandbox([ModuleSource("mod", "mod.py", source)], SandboxConfig(call_timeout=5.0))
+    box.start()
+    try:
+        mod = StudentModules(box, ["mod"]).mod
+        mod.draw()                                          # the worker runs
+        sent = []
+        worker = box._worker
+        real = worker.request
+        worker.request = lambda request, timeout: sent.append(request) or real(request, timeout)
+        box.reseed(7)
+        assert sent == []                                   # no round trip of its own
+        first = mod.draw()
+        assert [r.seed for r in sent] == [7]                # on the test's first call
+        assert mod.draw() != first and [r.seed for r in sent] == [7, None]
+        with pytest.raises(WorkerCrashed):
+            mod.leave()
+        box.reseed(7)
+        assert mod.draw() == first                          # a fresh worker, the same state
+    finally:
+        box.close()
+
+
 def test_hang_and_exit_cost_one_call_and_the_worker_restarts():
     box = Sandbox([ModuleSource("mod", "mod.py", WORKER_SOURCE)], SandboxConfig(call_timeout=1.0))
     box.start()

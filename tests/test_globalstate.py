@@ -36,7 +36,7 @@ source = open(sys.argv[1]).read()
 reply = server.handle(protocol.Load("causal", "causal.py", source))
 assert reply.error is None, reply
 spoiled = state()
-reply = server.handle(protocol.Seed(7))
+reply = server.handle(protocol.GetAttr(protocol.Ref.module("causal"), seed=7))
 assert reply.error is None, reply
 print(json.dumps({"before": before, "spoiled": spoiled, "after": state(),
                   "failed": server.state.restore()}))

@@ -130,7 +130,9 @@ def test_error_records_are_clipped():
     {"op": "load", "name": 1, "filename": "a.py", "source": ""},
     {"op": "call", "target": {"R": 3}},
     {"op": "getattr", "target": {"R": "m:x", "path": ["a", 2]}},
-    {"op": "seed", "seed": "7"},
+    {"op": "seed", "seed": 7},                                      # a seed rides on a call
+    {"op": "call", "target": {"R": "m:x"}, "seed": "7"},
+    {"op": "getattr", "target": {"R": "m:x"}, "seed": 7.0},
 ])
 def test_malformed_requests_are_wire_errors(header):
     with pytest.raises(wire.WireError):
@@ -141,8 +143,10 @@ def test_requests_round_trip_through_frames():
     call = protocol.Call(protocol.Ref.module("attention").attr("softmax"), {"L": [1]}, {"D": []}, (b"x",))
     again = protocol.request_from_frame(*call.to_frame())
     assert again.target == call.target and again.args == {"L": [1]} and again.buffers == (b"x",)
-    for request in (protocol.Load("attention", "attention.py", "x = 1"), protocol.Seed(7),
-                    protocol.GetAttr(protocol.Ref.support().attr("lm"))):
+    for request in (protocol.Load("attention", "attention.py", "x = 1"),
+                    protocol.Call(protocol.Ref.module("attention").attr("f"), seed=7),
+                    protocol.GetAttr(protocol.Ref.support().attr("lm")),
+                    protocol.GetAttr(protocol.Ref.support().attr("lm"), seed=2**40)):
         assert protocol.request_from_frame(*request.to_frame()) == request
 
 

@@ -2,7 +2,7 @@
 
 :mod:`wire` frames a message (a JSON header plus raw buffers) and encodes values; this module
 says what the messages are: the requests the grader sends (:class:`Load`, :class:`Call`,
-:class:`GetAttr`, :class:`Seed`), the references and handles that name objects living in the
+:class:`GetAttr`), the references and handles that name objects living in the
 worker (:class:`Ref`, :class:`Handle`), and what comes back (:class:`Reply`, with a
 :class:`WorkerError` when the student's code failed). Everything the grader reads from a
 worker is checked here, where it enters (:meth:`Reply.from_frame`): typed fields, clipped
@@ -10,6 +10,10 @@ strings, bounded lists; anything else is a :class:`~autograder.sandbox.wire.Wire
 
 A request is one frame ``{"op": …, …}``; a reply is ``{"ok": value}`` or
 ``{"error": record}``, either with an optional ``"reach"`` list (:mod:`reachin`).
+
+A test's first call or attribute read carries the test's seed (``"seed"``: the worker resets
+its global random state from it before anything else), so starting a test costs no round
+trip of its own (:meth:`autograder.sandbox.session.Sandbox.reseed`).
 """
 from __future__ import annotations
 
@@ -115,7 +119,6 @@ class Op(Word):
     LOAD = "load"          # exec a student module from source text
     CALL = "call"          # call a worker object
     GETATTR = "getattr"    # read a worker attribute
-    SEED = "seed"          # reset Python's, NumPy's and torch's global state before a test
 
 
 @dataclass(frozen=True)
@@ -132,35 +135,45 @@ class Load:
 @dataclass(frozen=True)
 class Call:
     """``target(*args, **kwargs)``: the arguments already encoded (wire.Encoder) into
-    ``args``/``kwargs`` trees and ``buffers``; ``refs``: the worker objects among them."""
+    ``args``/``kwargs`` trees and ``buffers``; ``refs``: the worker objects among them.
+    ``seed``: reset the worker's global random state from it first (a test's first request)."""
     target: Ref
     args: Any = field(default_factory=lambda: {"L": []})
     kwargs: Any = field(default_factory=lambda: {"D": []})
     buffers: tuple[bytes, ...] = ()
     refs: tuple[Ref, ...] = ()
+    seed: int | None = None
 
     def to_frame(self) -> tuple[dict, list[bytes]]:
-        return ({"op": Op.CALL.value, "target": self.target.to_json(), "args": self.args,
-                 "kwargs": self.kwargs}, list(self.buffers))
+        return (_seeded({"op": Op.CALL.value, "target": self.target.to_json(), "args": self.args,
+                         "kwargs": self.kwargs}, self.seed), list(self.buffers))
 
 
 @dataclass(frozen=True)
 class GetAttr:
+    """Read ``target``; ``seed`` as for :class:`Call`."""
     target: Ref
+    seed: int | None = None
 
     def to_frame(self) -> tuple[dict, list[bytes]]:
-        return {"op": Op.GETATTR.value, "target": self.target.to_json()}, []
+        return _seeded({"op": Op.GETATTR.value, "target": self.target.to_json()}, self.seed), []
 
 
-@dataclass(frozen=True)
-class Seed:
-    seed: int
-
-    def to_frame(self) -> tuple[dict, list[bytes]]:
-        return {"op": Op.SEED.value, "seed": int(self.seed)}, []
+Request = Union[Load, Call, GetAttr]
+Seedable = Union[Call, GetAttr]          # the requests a test's seed may ride on
 
 
-Request = Union[Load, Call, GetAttr, Seed]
+def _seeded(header: dict, seed: int | None) -> dict:
+    if seed is not None:
+        header["seed"] = int(seed)
+    return header
+
+
+def _seed_of(header: JSONObject) -> int | None:
+    seed = header.get("seed")
+    if seed is not None and type(seed) is not int:
+        raise WireError("malformed seed")
+    return seed
 
 
 def request_from_frame(header: JSONObject, buffers: list[bytes]) -> Request:
@@ -174,14 +187,10 @@ def request_from_frame(header: JSONObject, buffers: list[bytes]) -> Request:
         if not all(isinstance(v, str) for v in (name, filename, source)):
             raise WireError("malformed load request")
         return Load(name, filename, source)
-    if op is Op.SEED:
-        if type(header.get("seed")) is not int:
-            raise WireError("malformed seed request")
-        return Seed(header["seed"])
-    target = Ref.from_json(header.get("target"))
+    target, seed = Ref.from_json(header.get("target")), _seed_of(header)
     if op is Op.GETATTR:
-        return GetAttr(target)
-    return Call(target, header.get("args", {"L": []}), header.get("kwargs", {"D": []}), tuple(buffers))
+        return GetAttr(target, seed)
+    return Call(target, header.get("args", {"L": []}), header.get("kwargs", {"D": []}), tuple(buffers), seed=seed)
 
 
 # --------------------------------------------------------------------------- errors

@@ -18,7 +18,7 @@ in front of it (:class:`autograder.budget.Budgeted`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from autograder.sandbox import backends, isolation, levels, limits, protocol, startup
@@ -61,6 +61,7 @@ class Sandbox:
         self._loaded: list[str] = []        # modules reloaded into every fresh worker
         self.active: str | None = None      # one worker per exercise: the module it holds
         self._seed: int | None = None       # the last reseed(), for a worker entered after it
+        self._unsent_seed: int | None = None    # ... not yet carried by a request (reseed())
         self.reach_ins: dict[str, list[protocol.ReachIn]] = {}   # module -> reach-ins (reachin.py)
         self._generation = 0
         self.backend = backend or startup.choose(self.config)
@@ -105,7 +106,7 @@ class Sandbox:
         if module in self.modules:
             self._load(module)
         if self._seed is not None:          # the new worker starts from the last seed asked for
-            self.reseed(self._seed)
+            self._unsent_seed = self._seed
 
     def _load(self, name: str) -> None:
         if name in self.load_errors:
@@ -166,12 +167,13 @@ class Sandbox:
 
     def reseed(self, seed: int) -> None:
         """Reset the worker's global state (random generators, …), so that what a test sees
-        does not depend on the tests before it or on a worker restart."""
-        self._seed = int(seed)
-        try:
-            self._send(protocol.Seed(int(seed)), self.config.call_timeout)
-        except (WorkerCrashed, SandboxUnavailable):
-            pass                        # the test's own first call restarts the worker (or says why not)
+        does not depend on the tests before it or on a worker restart.
+
+        The seed rides on the next call or attribute read (a test's first request, which
+        restarts a crashed worker first): the worker resets its state before anything else,
+        and a test costs no round trip of its own. Nothing runs in the worker between two
+        requests, so the student's code sees the same state as after a request of its own."""
+        self._seed = self._unsent_seed = int(seed)
 
     # -- requests
     def request(self, request: protocol.Request, module: str | None = None,
@@ -195,11 +197,19 @@ class Sandbox:
                 except SandboxStartError as exc:
                     self.start_errors[self.active] = str(exc)
                     raise SandboxUnavailable(str(exc)) from None
-            return self._note_reach_ins(self._worker.request(request, timeout))
+            return self._note_reach_ins(self._worker.request(self._with_seed(request), timeout))
         except WorkerCrashed:
             self._worker = None
             self._generation += 1
             raise
+
+    def _with_seed(self, request: protocol.Request) -> protocol.Request:
+        """``request`` carrying the seed :meth:`reseed` asked for, if it is the first to go
+        since (loads never carry it: a module imports as it did before)."""
+        if self._unsent_seed is None or isinstance(request, protocol.Load):
+            return request
+        request, self._unsent_seed = replace(request, seed=self._unsent_seed), None
+        return request
 
     def _start_worker(self) -> None:
         locked = self.backend.check_files()

@@ -11,7 +11,9 @@ Requests (:mod:`protocol`):
     Load     module, filename, source          exec a student module -> module handle
     Call     target, args, kwargs              call a worker object  -> value
     GetAttr  target                            read an attribute     -> value
-    Seed     seed                              reset the global state a test starts from
+
+A Call or GetAttr may carry ``seed`` (a test's first request does): the global random
+generators are reset from it first, so each test starts from the same random state.
 
 Before every request, torch's, NumPy's and Python's global settings are put back as they were
 before any student code (``globalstate.py``).
@@ -214,11 +216,10 @@ class Server:
 
     def _handle(self, request: protocol.Request) -> protocol.Reply:
         try:
-            if isinstance(request, protocol.Seed):
-                reset_global_state(request.seed)
-                return protocol.Reply()
             if isinstance(request, protocol.Load):
                 return self._load(request)
+            if request.seed is not None:
+                reset_global_state(request.seed)
             target = self.table.resolve(request.target)
             if isinstance(request, protocol.GetAttr):
                 return self._reply(target)
