@@ -160,7 +160,6 @@ class GetAttr:
 
 
 Request = Union[Load, Call, GetAttr]
-Seedable = Union[Call, GetAttr]          # the requests a test's seed may ride on
 
 
 def _seeded(header: dict, seed: int | None) -> dict:
