@@ -7,10 +7,12 @@ workers are then forked from a process that holds no reference code and has no t
 thread pool running (see ``autograder.sandbox.forkserver.shared``). The isolation level is
 probed here too, once, before any test can monkeypatch what the probe uses.
 
-Scheduling (``make test``: ``pytest -n 2 --dist loadgroup``): each test file is a unit run by
-one process (its module fixtures built once), except the files in :data:`SPREAD`, whose
-independent tests are handed out one at a time to whichever process is free, so no long
-file runs alone at the end; their gradings are shared by every process (``gradings.py``).
+Scheduling (``make test``: ``pytest -n 2 --dist loadgroup``, :mod:`scheduling`): each test file
+is a unit run by one process (its module fixtures built once), except the files in
+``scheduling.SPREAD``, whose independent tests are handed out one at a time to whichever
+process is free; their gradings are shared by every process (``gradings.py``). Units are
+handed out longest first, by the durations of a recorded run (``durations.json``), so the run
+ends on short units and no file runs alone at the end.
 The units are this file's own scheduler (:class:`FileUnits`), not ``xdist_group`` markers:
 xdist 3.8 marks a group by rewriting ``item._nodeid``, which pytest 9.2 no longer reads, so
 every file's module fixtures were silently built once per process.
@@ -35,6 +37,7 @@ from autograder.sandbox import forkserver, levels
 from autograder.sandbox.limits import WORKER_USER_ENV
 from gradings import Gradings
 from helpers import compile_kit, kit_modes_restored, worker_user
+import scheduling
 
 if "PYTEST_XDIST_WORKER" not in os.environ:     # the first process of the run, before any grader
     compile_kit()
@@ -42,15 +45,6 @@ os.environ[WORKER_USER_ENV] = worker_user("default")     # grade, batch and chec
 levels.detect()
 forkserver.shared()
 
-# Started first (collection order is the order tests are handed out): the longest ones.
-SLOW_FIRST = ("test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_hostile.py",
-              "test_suites_corpus.py", "test_seed_sweep.py", "test_notebooks.py")
-# Files whose tests are independent of each other (one case each, gradings shared through
-# gradings.py): spread test by test over the processes. Every other file runs in one process
-# (its module fixtures are built once), as a group of its own.
-SPREAD = {"test_suites_corpus.py", "test_seed_sweep.py", "test_student_corpus.py", "test_hostile.py",
-          "test_held_out_corpus.py", "test_contract_corpus.py", "test_banned_ops.py", "test_solutions.py",
-          "test_reference_attention.py", "test_reference_multihead.py", "test_wire.py"}
 # `make check` (-m "not slow") leaves these out: the Docker replica, real otter/nbgrader runs,
 # built zips and wheels, corpora under other secrets, process-lifetime and cluster runs.
 SLOW = {"test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_interop_nbgrader.py",
@@ -59,33 +53,47 @@ SLOW = {"test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_
         "test_held_out_corpus.py", "test_staff_class.py"}
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--record-durations", metavar="FILE", default=None,
+                     help="write how long each test file took (the order of later runs: scheduling.py)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("--record-durations")
+    if path and not hasattr(config, "workerinput"):      # the process that sees every report
+        config.pluginmanager.register(scheduling.Recorder(Path(path)), "record-durations")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    recorder = session.config.pluginmanager.get_plugin("record-durations")
+    if recorder is not None:
+        recorder.write()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))   # stable: order kept within
+    """Longest units first (collection order is the order they are handed out: scheduling.py);
+    the :data:`SLOW` files marked for ``make check``."""
+    order = {nodeid: i for i, nodeid in enumerate(scheduling.longest_first(
+        [item.nodeid for item in items], scheduling.Durations.load()))}
+    items.sort(key=lambda item: order[item.nodeid])
     for item in items:
         if item.path.name in SLOW:
             item.add_marker(pytest.mark.slow)
 
 
-def unit_of(nodeid: str) -> str:
-    """The unit of work a test belongs to: its file, or itself for a file in :data:`SPREAD`."""
-    path = nodeid.split("::", 1)[0]
-    return nodeid if Path(path).name in SPREAD else path
-
-
 @pytest.hookimpl(optionalhook=True)       # a hook of xdist's: none without it
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """With ``--dist loadgroup``: whole files (and single tests of :data:`SPREAD` files) handed
-    out in collection order (slow first), each to whichever process is free."""
+    """With ``--dist loadgroup``: whole files (and single tests of ``scheduling.SPREAD`` files)
+    handed out in collection order (longest first), each to whichever process is free."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class FileUnits(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return unit_of(nodeid)
+            return scheduling.unit_of(nodeid)
 
-    config.option.loadscopereorder = False          # keep SLOW_FIRST's order
+    config.option.loadscopereorder = False          # keep the longest-first order
     return FileUnits(config, log)
 
 
