@@ -30,7 +30,7 @@ import pytest                                    # before any student code runs 
 import autograder
 from autograder import budget, contract, feedback, intake, results
 from autograder.plugin import GradingPlugin
-from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, startup
+from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, backends, startup
 from autograder.sandbox.errors import describe_load_error
 from autograder.sandbox.protocol import ErrorKind, WorkerError
 from autograder.records import TestRecord
@@ -134,8 +134,9 @@ def open_sandbox(submission: intake.Submission, config: SandboxConfig,
     source need while the grader goes on, each other's before its worker: ``ForkedBackend``);
     exercises without a source (missing, refused) are recorded as unavailable, so their tests
     fail with intake's message and nothing is warmed for them."""
-    with_source = {f.exercise.id for f in submission.found.values() if f.source is not None}
-    needs = {ex.module: ex.warm_up for ex in exercises if ex.id in with_source}   # in the order they run
+    sources = {f.exercise.id: f.source for f in submission.found.values() if f.source is not None}
+    needs = {ex.module: backends.parts_for(ex.warm_up, sources[ex.id])          # in the order they run
+             for ex in exercises if ex.id in sources}
     backend = startup.choose(config, in_process=in_process, needs=needs)
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
                        for f in submission.found.values() if f.source is not None], config, backend)

@@ -33,7 +33,9 @@ class _Session:
         self.submission = intake.collect(self.root, exercises)
         config = SandboxConfig(call_timeout=DEFAULT_TIMEOUT, isolation="process",
                                worker_start=os.environ.get("AUTOGRADER_WORKER_START", "auto"))
-        self.sandbox = open_sandbox(self.submission, config)     # as grade: missing files recorded
+        # as grade: missing files recorded, and each worker's warm-ups (the meta device, the
+        # drawing helpers) loaded before it starts, never in a student's call
+        self.sandbox = open_sandbox(self.submission, config, exercises)
         self.plugin = GradingPlugin(self.sandbox, self.submission)
         self.started = False
 

@@ -237,7 +237,8 @@ WARM_ORDER = r'''
 import json, sys
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules, startup
 SOURCE = ("import sys\n"
-          "AT_IMPORT = {m: m in sys.modules for m in ('sympy', 'matplotlib.backends.backend_agg')}\n"
+          "AT_IMPORT = {m: m in sys.modules for m in ('sympy', 'matplotlib.backends.backend_agg',\n"
+          "                                           'matplotlib.figure', 'autograder.support.figures')}\n"
           "def at_import(): return AT_IMPORT\n")
 config = SandboxConfig(isolation="process", worker_start="fork")
 needs = {"first": (), "second": ("figures",), "third": ("meta",)}      # as open_sandbox makes it
@@ -255,15 +256,79 @@ def test_each_worker_is_forked_once_its_own_warm_ups_are_loaded_and_the_first_wa
     """Forked workers: what each student module's calls load on first use (its exercise's
     warm-ups) is loaded by the zygote before that module's worker is forked, in whatever order
     the modules are entered; the first module's worker is forked before the parts that only
-    later modules need (ex1's worker does not wait for ex5's meta device)."""
+    later modules need (ex1's worker does not wait for ex5's meta device, nor for matplotlib's
+    figure and the kit's figure inspector, which only a drawing exercise's worker holds)."""
     done = subprocess.run([sys.executable, "-c", WARM_ORDER, order], cwd=ROOT, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"}, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen["second"]["matplotlib.backends.backend_agg"], seen
+    assert all(seen["second"][m] for m in ("matplotlib.backends.backend_agg", "matplotlib.figure",
+                                           "autograder.support.figures")), seen
     assert seen["third"]["sympy"], seen
     if order.startswith("first"):
-        assert seen["first"] == {"sympy": False, "matplotlib.backends.backend_agg": False}, seen
+        assert not any(seen["first"].values()), seen
+
+
+PLOTTING = r'''
+import json, sys
+from pathlib import Path
+from autograder import contract, intake
+from autograder.grading import open_sandbox
+from autograder.sandbox import SandboxConfig, StudentModules
+seen = {}
+for chosen in ("ex1,ex4", "ex3"):                   # one zygote: ex3's file comes second
+    exercises = contract.select(chosen)
+    submission = intake.collect(Path(sys.argv[1]), exercises)
+    box = open_sandbox(submission, SandboxConfig(isolation=sys.argv[2], worker_start="fork"), exercises)
+    box.start()
+    student = StudentModules(box, [ex.module for ex in exercises])
+    seen.update({ex.module: getattr(student, ex.module).report() for ex in exercises})   # a worker each
+    box.close()
+print(json.dumps(seen))
+'''
+AT_IMPORT = "import sys\nLOADED = 'matplotlib.figure' in sys.modules\n"
+DRAW = ("    fig, ax = plt.subplots()\n    ax.imshow([[0.0, 1.0], [1.0, 0.0]])\n    fig.canvas.draw()\n"
+        "    return [LOADED, len(fig.axes)]\n")
+PLOTTING_FILES = {
+    "attention.py": AT_IMPORT + "import importlib\n\ndef report():\n"         # no import statement
+                    + "    plt = importlib.import_module('matplotlib' + '.pyplot')\n" + DRAW,
+    "causal.py": '"""You may import only numpy, torch and matplotlib."""\n' + AT_IMPORT   # named, not imported
+                 + "def report():\n    return [LOADED, 0]\n",
+    "multihead.py": AT_IMPORT + "from matplotlib import pyplot as plt\n\ndef report():\n" + DRAW,
+}
+
+
+@pytest.mark.parametrize("level", ["process", *(["namespaces"] if os.geteuid() == 0 else [])])
+def test_a_file_that_imports_a_plotting_library_finds_it_loaded_and_any_file_can_draw(level, tmp_path):
+    """The drawing part (matplotlib's figure and axes, a first drawing) is loaded by the zygote
+    for a worker whose exercise draws (ex2, ex6: above) or whose file imports a plotting
+    library (a notebook's plots in ex3 or ex4), not for the others: a file that only names
+    matplotlib has none of it. A file that imports pyplot without an import statement loads it
+    in its own worker and draws as well, at this level (the namespaces level's root of its own
+    holds what matplotlib reads)."""
+    for name, text in PLOTTING_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", PLOTTING, str(tmp_path), level], cwd=ROOT, capture_output=True,
+                          text=True, env={"PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"attention": [False, 1], "causal": [False, 0], "multihead": [True, 1]}, seen
+
+
+@pytest.mark.parametrize("source, parts", [
+    ("import matplotlib.pyplot as plt\n", ("meta", "figures")),
+    ("def f():\n    from matplotlib import pyplot\n", ("meta", "figures")),
+    ("import seaborn as sns, numpy\n", ("meta", "figures")),
+    ("import pylab\n", ("meta", "figures")),
+    ('"""Use numpy, torch and matplotlib."""\nimport numpy as np  # matplotlib later\n', ("meta",)),
+    ("from .matplotlib import x\nimport matplotlibx\n", ("meta",)),
+    ("import matplotlib.pyplot as plt\ndef broken(:\n", ("meta",)),          # the worker reports it
+])
+def test_the_drawing_part_follows_import_statements_only(source, parts):
+    from autograder.sandbox.backends import parts_for
+    assert parts_for(("meta",), source) == parts
+    assert parts_for(("figures",), source) == ("figures",)
 
 
 BATCH = r'''

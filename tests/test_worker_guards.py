@@ -94,3 +94,25 @@ good = call("support", ["autograd", "call_and_check_unchanged"], {"R": "m:attent
 print(json.dumps({"bad": bad[1], "good": good[1]}))
     ''')
     assert out["bad"] == [1.0] and out["good"] == [0.0]
+
+
+FORGED_FIGURES = '''
+load("attention", """
+import autograder.support.figures as F
+F.describe_figure = lambda *args, **kwargs: {"forged": True}
+""")
+print(json.dumps(call("support", ["figures", "describe_figure"], None)))
+'''
+
+
+def test_a_helper_the_snapshot_lacks_is_refused_not_taken_from_the_live_module():
+    """A worker that does not draw holds no figure inspector in its pristine snapshot (the
+    drawing helpers come with the ``figures`` warm-up only). A student file that imports it
+    and replaces ``describe_figure`` afterwards does not get its function called through the
+    kit's support path: the path is refused. In a worker warmed for drawing, the same path
+    runs the pristine inspector (which fails on ``None`` in its own way)."""
+    refused = run(FORGED_FIGURES)
+    assert refused["error"] == "LookupError" and "not loaded in this worker" in refused["message"], refused
+    pristine = run("from autograder.sandbox import worker\nworker.warm_up(('figures',))\nserver = Server()\n"
+                   + FORGED_FIGURES)
+    assert pristine != {"forged": True} and pristine.get("error") not in (None, "LookupError"), pristine

@@ -15,6 +15,7 @@ how its workers came to be.
 from __future__ import annotations
 
 import abc
+import ast
 from collections.abc import Mapping
 
 from autograder.sandbox import isolation, protocol
@@ -37,6 +38,32 @@ class Worker(abc.ABC):
     def output(self) -> str:
         """What the student's code printed (the first bytes)."""
         return ""
+
+
+# A student file that imports one of these draws, or may (a notebook's plots in ex4): its
+# worker gets the drawing part too, loaded by the zygote rather than on its import's clock.
+PLOTTING_LIBRARIES = frozenset({"matplotlib", "pylab", "seaborn"})
+DRAWING_PART = "figures"                # worker.WARM_UPS: matplotlib's figure and axes, a first drawing
+
+
+def parts_for(declared: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """What one student module's worker loads before it is forked: its exercise's declared
+    warm-ups (``Exercise.warm_up``), plus the drawing part when ``source`` imports a plotting
+    library (an ``import`` statement anywhere in it; the source is bounded by intake, which
+    parses it too). Only a matter of time: a file that draws without such a statement loads
+    matplotlib's figure itself, within its import's limit, like any other library."""
+    if DRAWING_PART in declared:
+        return declared
+    try:
+        imported = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):    # the worker reports it
+        return declared
+    return (*declared, DRAWING_PART) if imported & PLOTTING_LIBRARIES else declared
 
 
 def every_part(warm_up: tuple[str, ...], needs: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
@@ -71,7 +98,9 @@ class InProcessWorker(Worker):
     """Student code in this process (no deadline, no kill): benchmarks and interop."""
 
     def __init__(self) -> None:
+        import autograder.support
         from autograder.sandbox.worker import Server
+        autograder.support.load_all()        # one worker for every exercise: the drawing helpers too
         self._server = Server()
 
     def request(self, request: protocol.Request, timeout: float) -> protocol.Reply:

@@ -28,7 +28,7 @@ import traceback
 import types
 from typing import Any, Mapping
 
-import matplotlib
+import matplotlib.artist          # the package's core (0.16 s); its figure and axes: the "figures" warm-up
 import numpy as np
 import torch
 
@@ -38,7 +38,9 @@ from autograder import contract  # data only: which exercise bans which API
 from autograder.sandbox import globalstate, guards, lazy_dynamo, opguard, protocol, wire
 from autograder.sandbox.reachin import ReachInWatch
 
-autograder.support.load_all()              # loaded before student code: the pristine copy
+# Loaded before student code: the pristine copy. The drawing helpers (matplotlib's figure and
+# axes) come with the "figures" warm-up, in the zygote, only for workers that draw.
+autograder.support.load_all(drawing=False)
 
 
 # --------------------------------------------------------------------------- warm-ups
@@ -60,7 +62,9 @@ def _warm_meta() -> None:
 
 
 def _warm_figures() -> None:
-    """The first drawing loads matplotlib's fonts and the Agg canvas."""
+    """The drawing helpers of ``autograder.support`` (matplotlib's figure and axes: 0.4-0.6 s),
+    then a first drawing, which loads matplotlib's fonts and the Agg canvas."""
+    autograder.support.load_all()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -129,11 +133,16 @@ _HANDLE_TYPES: tuple[type, ...] = (types.ModuleType, torch.nn.Module, matplotlib
 
 class ObjectTable:
     """Objects that stay in the worker, addressed by id (modules by ``m:<name>``).
-    ``support``: the pristine support functions by dotted name (see :func:`snapshot_support`)."""
+    ``support``: the pristine support functions by dotted name (see :func:`snapshot_support`).
+
+    A support path whose module was not in the snapshot (a drawing helper in a worker that
+    does not draw: imported, if at all, by student code afterwards) is refused, never looked
+    up on the live module."""
 
     def __init__(self, roots: dict[str, Any], support: Mapping[str, Any]):
         self._objects: dict[str, Any] = dict(roots)
         self._support = support
+        self._support_modules = frozenset(name.split(".")[0] for name in support if "." in name)
         self._next = 0
 
     def add(self, obj: Any) -> str:
@@ -156,6 +165,8 @@ class ObjectTable:
             dotted = ".".join(ref.path)
             if dotted in self._support:
                 return self._support[dotted]
+            if ref.path[0] not in self._support_modules:
+                raise LookupError(f"the kit's helper module {ref.path[0]!r} is not loaded in this worker")
         obj = self._objects[ref.key]
         for name in ref.path:
             obj = getattr(obj, name)

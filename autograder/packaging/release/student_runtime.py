@@ -164,18 +164,25 @@ def _add_support_and_diagnosis(kit: Path, files: dict[str, str], public: set[str
 
 
 def _support_init(original: str, modules: list[str]) -> str:
-    """The package's docstring, then its ``load_all`` over the shipped helpers only."""
+    """The package's docstring, then its ``load_all`` over the shipped helpers only (the drawing
+    ones, ``DRAWING``, kept apart as in the kit)."""
     try:
-        doc = ast.get_docstring(ast.parse(original)) or ""
+        tree = ast.parse(original)
     except SyntaxError:
-        doc = ""
+        tree = ast.Module(body=[], type_ignores=[])
+    doc = ast.get_docstring(tree) or ""
+    declared = next((ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                     and any(isinstance(t, ast.Name) and t.id == "DRAWING" for t in node.targets)), ())
+    drawing = tuple(m for m in modules if m in declared)
     lines = ['"""' + (doc.strip() + "\n\n" if doc else "")
              + "Student release: only the helpers the public tests use (generated).\n" + '"""',
-             "import importlib", "", f"__all__ = {modules!r}", "", "",
-             "def load_all() -> None:",
-             '    """Import every shipped support module (the worker, before any student code)."""',
+             "import importlib", "", f"__all__ = {modules!r}", f"DRAWING = {drawing!r}", "", "",
+             "def load_all(drawing: bool = True) -> None:",
+             '    """Import the shipped support modules (the worker, before any student code);',
+             '    ``drawing=False``: all but DRAWING (loaded with the figures warm-up)."""',
              "    for name in __all__:",
-             '        importlib.import_module(f"{__name__}.{name}")']
+             "        if drawing or name not in DRAWING:",
+             '            importlib.import_module(f"{__name__}.{name}")']
     return "\n".join(lines) + "\n"
 
 
