@@ -134,9 +134,9 @@ def open_sandbox(submission: intake.Submission, config: SandboxConfig,
     source need while the grader goes on, each other's before its worker: ``ForkedBackend``);
     exercises without a source (missing, refused) are recorded as unavailable, so their tests
     fail with intake's message and nothing is warmed for them."""
-    sources = {f.exercise.id: f.source for f in submission.found.values() if f.source is not None}
-    needs = {ex.module: backends.parts_for(ex.warm_up, sources[ex.id])          # in the order they run
-             for ex in exercises if ex.id in sources}
+    usable = {f.exercise.id: f for f in submission.found.values() if f.source is not None}
+    needs = {ex.module: backends.parts_for(ex.warm_up, usable[ex.id].imports)   # in the order they run
+             for ex in exercises if ex.id in usable}
     backend = startup.choose(config, in_process=in_process, needs=needs)
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source)
                        for f in submission.found.values() if f.source is not None], config, backend)

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from autograder import textsafe
 from autograder.contract import DEFAULT, Exercise
 from autograder.intake import near_misses
-from autograder.intake.banned import find_banned
+from autograder.intake.banned import find_banned, scan
 from autograder.intake.notebooks import notebook_to_source
 from autograder.intake.reading import (MAX_FILE_BYTES, Listing, ReadAllowance, Refused, TooBig,
                                        list_submission, size_text)
@@ -40,6 +40,7 @@ class Found:
     problem: str | None = None             # why the exercise cannot be graded
     notes: list[str] = field(default_factory=list)
     banned: list[str] = field(default_factory=list)
+    imports: frozenset[str] = frozenset()  # top-level packages the source's import statements name
     refused: bool = False                  # a file was there but was not accepted
 
     @property
@@ -112,7 +113,8 @@ def _find(ex: Exercise, listing: Listing, budget: ReadAllowance) -> Found:
         if problem:
             return _refuse(found, f"{chosen} {problem}")
     found.source = text
-    found.banned = find_banned(text, ex)
+    facts = scan(text, ex)                                      # one parse: banned APIs, imports
+    found.banned, found.imports = facts.banned, facts.imports
     return found
 
 

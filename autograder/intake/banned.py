@@ -5,16 +5,46 @@ The static half of the rule: the worker refuses banned operators when they run
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 
 from autograder.contract import Exercise, banned_operators
 
-def find_banned(source: str, ex: Exercise) -> list[str]:
-    """Human-readable uses of APIs the exercise forbids, e.g. ``"line 12: torch.nn.MultiheadAttention"``."""
+
+@dataclass(frozen=True)
+class SourceFacts:
+    """What one parse of a student file tells (nothing is run)."""
+    banned: list[str] = field(default_factory=list)    # uses of forbidden APIs, "line 12: torch.nn.X"
+    imports: frozenset[str] = frozenset()              # top-level packages its import statements name
+
+
+def scan(source: str, ex: Exercise) -> SourceFacts:
+    """The source parsed once: its uses of APIs ``ex`` forbids and the packages it imports
+    (``import matplotlib.pyplot as plt`` and ``from matplotlib import pyplot``: ``matplotlib``;
+    relative imports: none). A syntax error gives no facts (the worker reports it)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return []                        # reported as an import error by the worker
-    nodes = list(ast.walk(tree))                  # walked once, read twice
+        return SourceFacts()
+    nodes = list(ast.walk(tree))                  # walked once, read three times
+    return SourceFacts(_banned(tree, nodes, ex), _imported(nodes))
+
+
+def find_banned(source: str, ex: Exercise) -> list[str]:
+    """Human-readable uses of APIs the exercise forbids, e.g. ``"line 12: torch.nn.MultiheadAttention"``."""
+    return scan(source, ex).banned
+
+
+def _imported(nodes: list[ast.AST]) -> frozenset[str]:
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return frozenset(names)
+
+
+def _banned(tree: ast.Module, nodes: list[ast.AST], ex: Exercise) -> list[str]:
     aliases = _import_aliases(nodes)
     operators = banned_operators(ex)              # other doors: torch.ops.aten.X, torch._C._nn.X
     hits: list[str] = []

@@ -15,8 +15,7 @@ how its workers came to be.
 from __future__ import annotations
 
 import abc
-import ast
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from autograder.sandbox import isolation, protocol
 
@@ -46,24 +45,15 @@ PLOTTING_LIBRARIES = frozenset({"matplotlib", "pylab", "seaborn"})
 DRAWING_PART = "figures"                # worker.WARM_UPS: matplotlib's figure and axes, a first drawing
 
 
-def parts_for(declared: tuple[str, ...], source: str) -> tuple[str, ...]:
+def parts_for(declared: tuple[str, ...], imports: Collection[str]) -> tuple[str, ...]:
     """What one student module's worker loads before it is forked: its exercise's declared
-    warm-ups (``Exercise.warm_up``), plus the drawing part when ``source`` imports a plotting
-    library (an ``import`` statement anywhere in it; the source is bounded by intake, which
-    parses it too). Only a matter of time: a file that draws without such a statement loads
+    warm-ups (``Exercise.warm_up``), plus the drawing part when its file's import statements
+    name a plotting library (``imports``: intake's ``Found.imports``, from the parse it makes
+    anyway). Only a matter of time: a file that draws without such a statement loads
     matplotlib's figure itself, within its import's limit, like any other library."""
-    if DRAWING_PART in declared:
+    if DRAWING_PART in declared or not PLOTTING_LIBRARIES.intersection(imports):
         return declared
-    try:
-        imported = set()
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Import):
-                imported.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                imported.add(node.module.split(".")[0])
-    except (SyntaxError, ValueError, RecursionError, MemoryError):    # the worker reports it
-        return declared
-    return (*declared, DRAWING_PART) if imported & PLOTTING_LIBRARIES else declared
+    return (*declared, DRAWING_PART)
 
 
 def every_part(warm_up: tuple[str, ...], needs: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
