@@ -25,8 +25,10 @@ def scan(source: str, ex: Exercise) -> SourceFacts:
         tree = ast.parse(source)
     except SyntaxError:
         return SourceFacts()
-    nodes = list(ast.walk(tree))                  # walked once, read three times
-    return SourceFacts(_banned(tree, nodes, ex), _imported(nodes))
+    nodes = list(ast.walk(tree))                  # walked once, read twice
+    aliases = _import_aliases(nodes)              # every import statement: name -> dotted path
+    return SourceFacts(_banned(tree, nodes, aliases, ex),
+                       frozenset(dotted.split(".")[0] for dotted in aliases.values()))
 
 
 def find_banned(source: str, ex: Exercise) -> list[str]:
@@ -34,18 +36,7 @@ def find_banned(source: str, ex: Exercise) -> list[str]:
     return scan(source, ex).banned
 
 
-def _imported(nodes: list[ast.AST]) -> frozenset[str]:
-    names: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    return frozenset(names)
-
-
-def _banned(tree: ast.Module, nodes: list[ast.AST], ex: Exercise) -> list[str]:
-    aliases = _import_aliases(nodes)
+def _banned(tree: ast.Module, nodes: list[ast.AST], aliases: dict[str, str], ex: Exercise) -> list[str]:
     operators = banned_operators(ex)              # other doors: torch.ops.aten.X, torch._C._nn.X
     hits: list[str] = []
     for node in nodes:
