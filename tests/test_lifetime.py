@@ -164,6 +164,13 @@ def _assert_all_gone(token: str, uid: int | None, what: str) -> None:
     assert not left, f"{what}: still running {GONE_WITHIN:g} s after the kill: {left}"
 
 
+def _assert_no_worker_home(case_dir: Path, what: str) -> None:
+    """The workers' homes (``ag-worker-*`` in the case's TMPDIR) are gone with the grader:
+    the zygote removes those the grader could not, once it has killed every descendant."""
+    left = sorted(p.name for p in _case_tmp(case_dir).glob("ag-worker-*"))
+    assert not left, f"{what}: the workers' homes were left behind: {left}"
+
+
 def _kill_leftovers(token: str) -> None:
     """The test itself must not leak, whatever happened (the student code's ``hang-*`` too)."""
     strays = [(pid, uid, comm) for pid, uid, comm, _cmd in _live_processes() if comm.startswith("hang-")]
@@ -278,8 +285,9 @@ def one_run_at_a_time():
 def case_dir():
     """A folder every level can read (tmp_path is private to root), removed afterwards, and
     beside it the case's temporary folder (:func:`_case_tmp`): a grader killed with SIGKILL
-    cannot remove what it made there (its workers' homes, a batch's private copies, the
-    unprivileged level's matplotlib cache), so the case does, instead of leaving it in /tmp."""
+    cannot remove what it made there (its zygote removes its workers' homes, which the cases
+    check, but a batch's private copies and the unprivileged level's matplotlib cache stay),
+    so the case does, instead of leaving it in /tmp."""
     folder = Path(tempfile.mkdtemp(prefix=f"ag-life-{uuid.uuid4().hex[:8]}-"))
     folder.chmod(0o755)
     tmp = _case_tmp(folder)
@@ -386,6 +394,7 @@ def test_nothing_outlives_the_grader(request, case_dir, level_name, kind, moment
             os.killpg(grader.pid, signal.SIGKILL)
             grader.wait()
     _assert_all_gone(token, level.uid, f"{level_name}: {kind} killed by {how} at {moment}")
+    _assert_no_worker_home(case_dir, f"{level_name}: {kind} killed by {how} at {moment}")
     if moment != "start":                        # the placeholder is written before anything
         assert results.is_file() and results.stat().st_size > 0
 
@@ -445,6 +454,7 @@ def test_batch_student_timeout_leaves_nothing(case_dir):
             os.killpg(batch.pid, signal.SIGKILL)
             batch.wait()
     _assert_all_gone(token, None, "batch --student-timeout")
+    _assert_no_worker_home(case_dir, "batch --student-timeout")
     assert "timeout" in (case_dir / "grades.csv").read_text()
 
 
@@ -461,3 +471,4 @@ def test_interrupted_batch_leaves_nothing(case_dir, how):
             os.killpg(batch.pid, signal.SIGKILL)
             batch.wait()
     _assert_all_gone(token, None, f"batch killed with {how}")
+    _assert_no_worker_home(case_dir, f"batch killed with {how}")

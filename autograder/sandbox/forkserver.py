@@ -324,7 +324,9 @@ def _zygote_main(ctrl: socket.socket) -> None:
     finished: dict[int, int] = {}
     leaders: set[int] = set()                           # spawned workers not yet reaped
     seen: dict[tuple, WorkerSpec] = {}                  # worker users swept when the zygote ends
+    homes: dict[int, str] = {}                          # worker leader -> its home, until reaped
     lifetime.on_shutdown(lambda: [_sweep(spec) for spec in seen.values()])
+    lifetime.on_shutdown(lambda: [users.remove_home(home) for home in homes.values()])
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(ctrl, _CTRL_MAX, 4)
@@ -341,6 +343,7 @@ def _zygote_main(ctrl: socket.socket) -> None:
             spec = WorkerSpec.from_json(msg["spec"])
             pid = _spawn(fds, spec, ctrl)
             leaders.add(pid)
+            homes[pid] = spec.home
             if isolation.get(spec.level).sweep_at_zygote_exit:
                 seen[(spec.level, spec.ids)] = spec
             for fd in fds:
@@ -350,6 +353,8 @@ def _zygote_main(ctrl: socket.socket) -> None:
             seen.clear()
         elif msg["op"] == "reap":
             status = _reap_worker(msg["pid"], msg["timeout"], finished, leaders)
+            if status is not None:                      # the grader removes its home next
+                homes.pop(msg["pid"], None)
             ctrl.sendall(json.dumps({"status": status}).encode())
         _reap_others(finished, leaders)
         lifetime.kill_orphans(leaders)

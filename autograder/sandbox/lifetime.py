@@ -15,7 +15,9 @@ must end with it. The zygote does the cleaning, and does not need the workers' c
   a worker ever started stays a descendant of the zygote, found through ``/proc``. Processes
   that are the zygote's children but not workers it spawned are such orphans, killed as soon
   as the zygote handles a request;
-* on exit it SIGKILLs all its descendants, repeating until none is left.
+* on exit it SIGKILLs all its descendants, repeating until none is left, then runs its
+  clean-ups (:func:`on_shutdown`): the worker users' leftovers, and the home folders of the
+  workers the grader had not reaped (a grader killed mid-call cannot remove them itself).
 
 Backstop for a zygote that is itself SIGKILLed: every worker process gets
 ``PR_SET_PDEATHSIG=SIGKILL`` (set again after the privilege drop, which clears it), and checks
