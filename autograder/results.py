@@ -340,7 +340,7 @@ def write_atomic(path: str | Path, data: JSONObject) -> None:
     made to fit :data:`MAX_RESULTS_BYTES` (:func:`fit`), whatever the submission put in it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = encode(fit(data) if isinstance(data.get("tests"), list) else textsafe.scrub(data))
+    payload = fitted(data)[1] if isinstance(data.get("tests"), list) else encode(textsafe.scrub(data))
     fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -372,12 +372,19 @@ def fit(data: JSONObject, budget: int = RESULTS_BUDGET) -> JSONObject:
     ``budget`` bytes, with the longest test outputs shortened first (water-filling: every
     output longer than a common cap is cut to it), each keeping its verdict (first) line.
     Small enough already (every ordinary submission): returned as it was scrubbed."""
+    return fitted(data, budget)[0]
+
+
+def fitted(data: JSONObject, budget: int = RESULTS_BUDGET) -> tuple[JSONObject, bytes]:
+    """:func:`fit` and the bytes of its result (:func:`encode`), encoded once where it fits
+    at once (a grading writes its results after every exercise)."""
     data = textsafe.scrub(data)
     tests = [t for t in data["tests"] if isinstance(t, dict) and isinstance(t.get("output"), str)]
     for _ in range(6):
-        excess = len(encode(data)) - budget
+        payload = encode(data)
+        excess = len(payload) - budget
         if excess <= 0:
-            return data
+            return data, payload
         sizes = [len(json.dumps(t["output"], ensure_ascii=False).encode()) for t in tests]
         level = _water_level(sizes, excess + len(SHORTENED.encode()) * len(tests))
         for test, size in zip(tests, sizes):
@@ -391,7 +398,7 @@ def fit(data: JSONObject, budget: int = RESULTS_BUDGET) -> JSONObject:
     for entry in (data.get("extra_data") or {}).get("exercises") or []:
         if isinstance(entry, dict) and isinstance(entry.get("message"), str):
             entry["message"] = clip(entry["message"], 1000)
-    return data
+    return data, encode(data)
 
 
 def _water_level(sizes: list[int], cut: int) -> int:

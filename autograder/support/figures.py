@@ -223,7 +223,7 @@ def describe_axes(ax: Axes, *, draw: bool = True) -> dict[str, Any]:
         "yticklabels": _tick_labels(ax, "y"),
         "xlabel": ax.get_xlabel(),
         "ylabel": ax.get_ylabel(),
-        "title": ax.get_title(),
+        "title": _title(ax),
         "clim": clim,
         "cmap": cmap,
         "has_colorbar": bool(has_colorbar),
@@ -232,6 +232,16 @@ def describe_axes(ax: Axes, *, draw: bool = True) -> dict[str, Any]:
         "xlim": [float(v) for v in ax.get_xlim()],
         "ylim": [float(v) for v in ax.get_ylim()],
     }
+
+
+def _title(ax: Axes) -> str:
+    """The axes' title wherever it is placed: the centred one (``set_title(t)``), else the one
+    at the left or the right (``set_title(t, loc="left")``)."""
+    for loc in ("center", "left", "right"):
+        text = ax.get_title(loc=loc)
+        if text:
+            return text
+    return ""
 
 
 def _grid_position(ax: Axes) -> tuple[tuple[int, int] | None, int | None, int | None]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["describe", "parameter_grads", "input_grads", "type_names", "same_object",
+__all__ = ["describe", "load_weights", "parameter_grads", "input_grads", "type_names", "same_object",
            "new_axes", "close_all", "find_axes", "find_figure"]
 
 
@@ -48,6 +48,25 @@ def describe(module: torch.nn.Module) -> dict[str, Any]:
         "n_parameters": int(sum(p.numel() for p in params.values())),
         "buffers": {name: list(b.shape) for name, b in module.named_buffers()},
     }
+
+
+def load_weights(module: torch.nn.Module, state: dict[str, torch.Tensor]) -> None:
+    """``module.load_state_dict(state)``, ``state`` holding every parameter by name, with the
+    module's own persistent buffers added to it first.
+
+    The contract names a module's submodules and parameters, not its buffers: a registered
+    constant, position ids or a causal mask is the student's to keep, and strict loading
+    would refuse the module for it ("Missing key(s)"). A parameter that ``state`` lacks (an
+    extra one) or a key of ``state`` that the module lacks (a missing or misnamed one)
+    fails as strict loading says. Not a module: its own ``load_state_dict``, as given.
+    """
+    if not isinstance(module, torch.nn.Module):
+        module.load_state_dict(state)
+        return
+    parameters = {name for name, _ in module.named_parameters(remove_duplicate=False)}
+    buffers = {name: value for name, value in module.state_dict().items()
+               if name not in state and name not in parameters}
+    module.load_state_dict({**buffers, **state})
 
 
 def _pick(out: Any, which_output: int | None) -> torch.Tensor:

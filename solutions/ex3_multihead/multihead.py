@@ -87,7 +87,8 @@ class MultiHeadAttention(nn.Module):
         W_q, W_k, W_v, W_o: each ``nn.Linear(d_model, d_model, bias=bias)``.
 
     No dropout. The grader loads weights with ``load_state_dict``, so the submodule
-    names must be exactly ``W_q``, ``W_k``, ``W_v`` and ``W_o``.
+    names must be exactly ``W_q``, ``W_k``, ``W_v`` and ``W_o``. Buffers of your own
+    (``register_buffer``, e.g. a constant) are not parameters: the grader keeps them.
     """
 
     def __init__(self, d_model: int, num_heads: int, bias: bool = True) -> None:

@@ -13,6 +13,8 @@ Conventions used throughout (they are also what the grader checks):
   ``forward(tokens) = classify(embed_inputs(tokens))``.
 * The submodule names below are fixed (the grader loads weights with
   ``load_state_dict``), and the models have no other parameters and no dropout.
+  Buffers of your own (``register_buffer``, e.g. position ids) are not parameters: the
+  grader keeps them when it loads weights.
 * Keep the input's dtype and device. The device rule is checked by running the
   classifiers' ``embed_inputs``, ``classify`` and ``forward`` with the model (moved with
   ``.to("meta")``) and its input on PyTorch's ``meta`` device (shapes and dtypes, no

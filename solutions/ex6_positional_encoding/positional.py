@@ -82,7 +82,9 @@ class LearnedPositionalEmbedding(nn.Module):
     Submodules, exactly this one and no other parameters:
         pos: ``nn.Embedding(max_len, d_model)`` (row ``p`` is the vector of position ``p``)
 
-    Unlike the sinusoidal table, it has no vector for a position ``>= max_len``.
+    Unlike the sinusoidal table, it has no vector for a position ``>= max_len``. Buffers
+    of your own (``register_buffer``, e.g. position ids) are not parameters: the grader
+    keeps them when it loads weights with ``load_state_dict``.
     """
 
     def __init__(self, max_len: int, d_model: int) -> None:

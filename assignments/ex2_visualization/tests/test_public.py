@@ -43,8 +43,9 @@ def test_public_ticks_labels_colours(student, support):
     support.modules.close_all()
     assert info["yticklabels"] == QUERIES, f"y tick labels (top to bottom) are {info['yticklabels']}, expected {QUERIES}"
     assert info["xticklabels"] == KEYS, f"x tick labels (left to right) are {info['xticklabels']}, expected {KEYS}"
-    assert "Key" in info["xlabel"] and "Query" in info["ylabel"], (
-        f"x label {info['xlabel']!r} must contain 'Key' and y label {info['ylabel']!r} 'Query'")
+    wrong = [f"the {axis} label {info[label]!r} does not contain {word!r}"
+             for axis, label, word in (("x", "xlabel", "Key"), ("y", "ylabel", "Query")) if word not in info[label]]
+    assert not wrong, "; ".join(wrong)
     assert info["clim"] == [0.0, 1.0], f"colour limits are {info['clim']}, expected [0.0, 1.0]"
     assert info["has_colorbar"], "no colorbar attached to the heatmap"
 

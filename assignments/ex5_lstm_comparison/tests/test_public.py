@@ -53,7 +53,7 @@ def test_public_path_length(student):
 @pytest.mark.public
 @pytest.mark.points(0.5)
 @pytest.mark.contract("LSTMClassifier/structure", "AttentionClassifier/structure", "LSTMClassifier/methods")
-def test_public_models(student):
+def test_public_models(student, support):
     """public: LSTMClassifier and AttentionClassifier have the spec's parameters and return (B, num_classes) logits"""
     module = student.lstm_vs_attention
     tokens = torch.tensor([[1, 2, 3, 4, 5], [6, 5, 4, 3, 2], [1, 1, 6, 6, 3]])   # (3, 5), vocab 7
@@ -71,10 +71,9 @@ def test_public_models(student):
                                             "head.weight": (6, 8), "head.bias": (6,)}),
     }
     for name, (model, params) in expected.items():
-        state = model.state_dict()
-        shapes = {k: tuple(v.shape) for k, v in state.items()}
-        assert shapes == params, (f"{name}'s state_dict should hold exactly {sorted(params)} "
-                                  f"with the spec's shapes; yours holds {sorted(shapes)}")
+        shapes = {k: tuple(v) for k, v in support.modules.describe(model)["parameters"].items()}
+        assert shapes == params, (f"{name}'s parameters should be exactly {sorted(params)} "
+                                  f"with the spec's shapes; yours are {sorted(shapes)}")
         logits = model(tokens)
         assert tuple(logits.shape) == (3, 6), f"{name}(tokens (3, 5)): expected logits (3, 6), got {tuple(logits.shape)}"
         x = model.embed_inputs(tokens)

@@ -107,7 +107,7 @@ def perturbed_state(state: dict[str, torch.Tensor], head: int, seed: int,
     return new
 
 
-def expect_uses_loaded_weights(model, what: str, d_model: int, heads: int, bias: bool = True) -> None:
+def expect_uses_loaded_weights(support, model, what: str, d_model: int, heads: int, bias: bool = True) -> None:
     """``model`` (a student module in the worker) loads two different reference states and
     gives finite outputs that differ between them: its forward really uses the weights it
     was given (a no-op ``load_state_dict`` or a forward that ignores them fails). The
@@ -116,7 +116,7 @@ def expect_uses_loaded_weights(model, what: str, d_model: int, heads: int, bias:
     shown = describe_inputs(query=q, key=k, value=v)
     outputs = []
     for which in ("loaded weights A", "loaded weights B"):
-        model.load_state_dict(reference_state(which, bias=bias, d_model=d_model, heads=heads))
+        support.modules.load_weights(model, reference_state(which, bias=bias, d_model=d_model, heads=heads))
         output, weights = expect_tuple(model(q, k, v), 2, f"{what}: forward (should return (output, weights))")
         expect_shape(output, (1, 3, d_model), f"{what}: output", shown)
         expect_all_finite((output, weights), f"{what}: forward(query, key, value)", shown)

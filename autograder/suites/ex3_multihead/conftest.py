@@ -12,11 +12,11 @@ def state():
 
 
 @pytest.fixture
-def mha(student, state):
+def mha(student, support, state):
     """A fresh student MultiHeadAttention(12, 3) in the worker, loaded with ``state``.
 
     Built per test (two cheap calls), so a worker restarted after one test's crash never
     leaves the other tests holding a handle to an object that no longer exists."""
     model = student.multihead.MultiHeadAttention(D_MODEL, HEADS)
-    model.load_state_dict(state)
+    support.modules.load_weights(model, state)
     return model

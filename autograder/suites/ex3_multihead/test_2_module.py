@@ -60,7 +60,7 @@ def test_parameters(student, support):
     """has exactly the projections W_q, W_k, W_v, W_o (nn.Linear with bias), nothing else"""
     model = student.multihead.MultiHeadAttention(16, 4)
     _expect_parameters(support.modules.describe(model), 16, True, "MultiHeadAttention(16, 4)")
-    expect_uses_loaded_weights(model, "MultiHeadAttention(16, 4)", 16, 4)
+    expect_uses_loaded_weights(support, model, "MultiHeadAttention(16, 4)", 16, 4)
 
 
 @pytest.mark.points(1)
@@ -71,13 +71,13 @@ def test_parameters_without_bias(student, support):
     model = student.multihead.MultiHeadAttention(16, 2, bias=False)
     _expect_parameters(support.modules.describe(model), 16, False,
                        "MultiHeadAttention(16, 2, bias=False)")
-    expect_uses_loaded_weights(model, "MultiHeadAttention(16, 2, bias=False)", 16, 2, bias=False)
+    expect_uses_loaded_weights(support, model, "MultiHeadAttention(16, 2, bias=False)", 16, 2, bias=False)
 
 
 @pytest.mark.points(1.5)
 @pytest.mark.contract("MultiHeadAttention/raises")
 @pytest.mark.covers("MultiHeadAttention.__init__:raises")
-def test_value_error(student):
+def test_value_error(student, support):
     """raises ValueError when d_model is not divisible by num_heads (and builds a working one when it is)"""
     for d, h in ((10, 3), (12, 5)):
         what = f"MultiHeadAttention({d}, {h})"
@@ -95,18 +95,18 @@ def test_value_error(student):
             fail(f"{what} should raise ValueError ({d} is not divisible by {h}) but raised nothing",
                  cause=Ex3Cause.NO_DIVISIBILITY_CHECK)
     # the points are for a check in a working module, not for a constructor that only raises
-    expect_uses_loaded_weights(student.multihead.MultiHeadAttention(12, 3), "MultiHeadAttention(12, 3)", 12, 3)
+    expect_uses_loaded_weights(support, student.multihead.MultiHeadAttention(12, 3), "MultiHeadAttention(12, 3)", 12, 3)
 
 
 @pytest.mark.covers("rules", "MultiHeadAttention")
 @pytest.mark.points(2)
 @pytest.mark.contract("banned")
 @pytest.mark.covers("split_heads:banned", "combine_heads:banned", "MultiHeadAttention.__init__:banned", "MultiHeadAttention.forward:banned")
-def test_no_banned_apis(submission, mha):
+def test_no_banned_apis(submission, support, mha):
     """does not use torch.nn.MultiheadAttention or a built-in attention function (MultiHeadAttention builds, loads and runs)"""
     # `mha` (the student's module) must use the weights it loads: this counts only for working code;
     # its forward runs with and without a mask, where a banned API is refused at run time.
-    expect_uses_loaded_weights(mha, "MultiHeadAttention(12, 3)", 12, 3)
+    expect_uses_loaded_weights(support, mha, "MultiHeadAttention(12, 3)", 12, 3)
     q, k, v = common.inputs(90)
     mask = common.random_mask((q.shape[0], 1, q.shape[1], k.shape[1]), 90)
 

@@ -87,10 +87,10 @@ def test_mask_per_batch(mha, state):
 @pytest.mark.points(2)
 @pytest.mark.contract("conventions/dtype", "MultiHeadAttention.forward/formula")
 @pytest.mark.covers("MultiHeadAttention.forward:dtype/float64")
-def test_float64(student, state):
+def test_float64(student, support, state):
     """after .double(), float64 inputs give float64 results matching the reference closely"""
     model = student.multihead.MultiHeadAttention(D_MODEL, HEADS)
-    model.load_state_dict(state)
+    support.modules.load_weights(model, state)
     model.double()
     q, k, v = inputs(5109, dtype=torch.float64)
     mask = padding_mask([6, 3], M)
@@ -104,11 +104,11 @@ def test_float64(student, state):
 @pytest.mark.points(1.5)
 @pytest.mark.contract("MultiHeadAttention.forward/formula", "MultiHeadAttention/structure")
 @pytest.mark.covers("MultiHeadAttention.forward:args/bias=False")
-def test_without_bias(student):
+def test_without_bias(student, support):
     """bias=False: forward matches the reference with the loaded weights"""
     state = reference_state(5110, bias=False, d_model=8, heads=2)
     model = student.multihead.MultiHeadAttention(8, 2, bias=False)
-    model.load_state_dict(state)
+    support.modules.load_weights(model, state)
     q, k, v = inputs(5111, n=3, m=5, d_model=8)
     expect_forward(model(q, k, v), state, q, k, v, None,
                    "MultiHeadAttention(8, 2, bias=False)(query, key, value)", heads=2)
@@ -116,14 +116,14 @@ def test_without_bias(student):
 
 @pytest.mark.points(2)
 @pytest.mark.contract("MultiHeadAttention.forward/formula")
-def test_heads_independent(student, state):
+def test_heads_independent(student, support, state):
     """changing one head's slice of W_q changes that head's weights only"""
     head = 1
     model = student.multihead.MultiHeadAttention(D_MODEL, HEADS)
     q, k, v = inputs(5112)
-    model.load_state_dict(state)
+    support.modules.load_weights(model, state)
     before = expect_tuple(model(q, k, v), 2, "MultiHeadAttention.forward (should return (output, weights))")[1]
-    model.load_state_dict(perturbed_state(state, head, seed=5113))
+    support.modules.load_weights(model, perturbed_state(state, head, seed=5113))
     after = expect_tuple(model(q, k, v), 2, "MultiHeadAttention.forward (should return (output, weights))")[1]
     shown = describe_inputs(query=q, key=k, value=v)
     expect_shape(before, (B, HEADS, N, M), "weights", shown)

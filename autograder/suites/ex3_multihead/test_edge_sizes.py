@@ -33,11 +33,11 @@ def test_split_and_combine_one_head(student):
 @pytest.mark.points(0.5)
 @pytest.mark.contract("MultiHeadAttention.forward/formula", "MultiHeadAttention.forward/shapes")
 @pytest.mark.covers("MultiHeadAttention", f"{FORWARD}:size/one head")
-def test_forward_one_head(student):
+def test_forward_one_head(student, support):
     """MultiHeadAttention(d_model, 1): one head, weights (B, 1, n, m)"""
     state = reference_state(61, d_model=8, heads=1)
     model = student.multihead.MultiHeadAttention(8, 1)
-    model.load_state_dict(state)
+    support.modules.load_weights(model, state)
     q, k, v = inputs(62, n=3, m=5, d_model=8)
     expect_forward(model(q, k, v), state, q, k, v, None, "MultiHeadAttention(8, 1)(query, key, value)", heads=1)
 

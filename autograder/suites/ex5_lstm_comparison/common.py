@@ -58,10 +58,11 @@ def state_of(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
-def load(remote_model, reference: torch.nn.Module, name: str) -> None:
-    """Give the student's model the reference's weights (the spec's submodule names)."""
+def load(support, remote_model, reference: torch.nn.Module, name: str) -> None:
+    """Give the student's model the reference's weights (the spec's submodule names; its own
+    buffers, which the contract leaves free, are kept: ``support.modules.load_weights``)."""
     try:
-        remote_model.load_state_dict(state_of(reference))
+        support.modules.load_weights(remote_model, state_of(reference))
     except StudentError as exc:
         first = str(exc).split("\nwhere")[0][:600]
         checks.fail(f"the grader could not load weights into your {name} with "
@@ -69,12 +70,12 @@ def load(remote_model, reference: torch.nn.Module, name: str) -> None:
                     f"the spec ({first})")
 
 
-def pair(student, kind: str, seed: int, **sizes):
+def pair(student, support, kind: str, seed: int, **sizes):
     """(student model with the reference weights, reference model)."""
     reference = reference_model(kind, seed, **sizes)
     name = "LSTMClassifier" if kind == "lstm" else "AttentionClassifier"
     remote = student_model(student, kind, **sizes)
-    load(remote, reference, name)
+    load(support, remote, reference, name)
     return remote, reference
 
 
@@ -91,7 +92,7 @@ def kit_pair(support, seed: int):
     return remote, local
 
 
-def expect_uses_loaded_weights(remote_model, kind: str, name: str, **sizes) -> None:
+def expect_uses_loaded_weights(support, remote_model, kind: str, name: str, **sizes) -> None:
     """``remote_model`` (the student's, in the worker) loads two different reference states
     and gives finite logits that differ between them: its forward really uses the weights
     it was given. The comparison is made here, in the grader."""
@@ -99,7 +100,7 @@ def expect_uses_loaded_weights(remote_model, kind: str, name: str, **sizes) -> N
     tokens, _ = dataset(3, 5, vocab, 902)
     logits = []
     for offset in (900, 901):
-        load(remote_model, reference_model(kind, offset, **sizes), name)
+        load(support, remote_model, reference_model(kind, offset, **sizes), name)
         got = remote_model(tokens)
         checks.expect_shape(got, (3, sizes.get("classes", CLASSES)), f"{name}(tokens)",
                             checks.describe_inputs(tokens=tokens))

@@ -62,9 +62,9 @@ def test_methods_keep_device(student, support, kind_model, method):
     pytest.param(m, id=CLASSES[m], marks=pytest.mark.covers(CLASSES[m], f"{CLASSES[m]}.classify:dtype/float64"))
     for m in CLASSES])
 @pytest.mark.contract("conventions/dtype")
-def test_classify_keeps_float64(student, kind_model):
+def test_classify_keeps_float64(student, kind_model, support):
     """after .double(), classify keeps float64 and matches the reference"""
-    model, reference = common.pair(student, kind_model, 142)
+    model, reference = common.pair(student, support, kind_model, 142)
     model.double()
     reference = reference.double()
     x = _input("x", torch.float64)

@@ -18,10 +18,10 @@ CASES = {"lstm": "LSTMClassifier", "attention": "AttentionClassifier"}
 @pytest.mark.parametrize("kind", [pytest.param(k, id=name, marks=pytest.mark.covers(
     name, f"{name}.classify:size/B = 1", f"{name}.classify:size/one token")) for k, name in CASES.items()])
 @pytest.mark.contract("LSTMClassifier/methods", "AttentionClassifier/methods")
-def test_classify_one_sequence_and_one_token(student, kind):
+def test_classify_one_sequence_and_one_token(student, kind, support):
     """classify and forward on a batch of one sequence (B = 1) and on sequences of one token (n = 1)"""
     name = CASES[kind]
-    model, reference = common.pair(student, kind, 40)
+    model, reference = common.pair(student, support, kind, 40)
     for offset, (B, n) in enumerate(((1, common.SEQ), (3, 1))):
         x = torch.randn(B, n, common.D_MODEL, generator=common.seeds.generator(41 + offset))
         tokens, _ = common.dataset(B, n, common.VOCAB, 43 + offset)

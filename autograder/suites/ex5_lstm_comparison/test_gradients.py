@@ -32,10 +32,10 @@ def test_gradient_norms_values(student, support):
 @pytest.mark.covers("AttentionClassifier", "LSTMClassifier", "input_gradient_norms")
 @pytest.mark.contract("input_gradient_norms/norms", "LSTMClassifier/methods", "AttentionClassifier/methods")
 @pytest.mark.covers("LSTMClassifier.classify:grad", "AttentionClassifier.classify:grad")
-def test_gradient_norms_of_classifiers(student):
+def test_gradient_norms_of_classifiers(student, support):
     """input_gradient_norms of your LSTMClassifier and AttentionClassifier match the reference"""
     for kind, offset in (("lstm", 55), ("attention", 60)):
-        model, reference = common.pair(student, kind, offset)
+        model, reference = common.pair(student, support, kind, offset)
         tokens, labels = common.dataset(common.BATCH + 1, common.SEQ, common.VOCAB, offset + 1)
         inputs = checks.describe_inputs(model=NAMES[kind], tokens=tokens, labels=labels)
         want = common.ref.input_gradient_norms(reference, tokens, labels)
@@ -111,12 +111,12 @@ def _vanishing_setup(seq: int, candidates: int = 8) -> int:
 @pytest.mark.covers("LSTMClassifier", "AttentionClassifier", "input_gradient_norms")
 @pytest.mark.points(0.5)
 @pytest.mark.contract("input_gradient_norms/norms", "LSTMClassifier/methods", "AttentionClassifier/methods")
-def test_lstm_gradient_vanishes_attention_does_not(student):
+def test_lstm_gradient_vanishes_attention_does_not(student, support):
     """at length 64, the LSTM's gradient at position 0 vanishes; attention's does not"""
     seq = 64
     offset = _vanishing_setup(seq)
-    lstm, _ = common.pair(student, "lstm", offset, vocab=10, d_model=16, classes=10)
-    attention, _ = common.pair(student, "attention", offset + 1, vocab=10, d_model=16, classes=10, max_len=seq)
+    lstm, _ = common.pair(student, support, "lstm", offset, vocab=10, d_model=16, classes=10)
+    attention, _ = common.pair(student, support, "attention", offset + 1, vocab=10, d_model=16, classes=10, max_len=seq)
     tokens, labels = common.dataset(8, seq, 10, offset + 2)
     for kind, model in (("lstm", lstm), ("attention", attention)):
         got = student.lstm_vs_attention.input_gradient_norms(model, tokens, labels)

@@ -61,7 +61,7 @@ def test_lstm_structure(student, support):
     info = support.training.describe(model)
     reference = common.ref.LSTMClassifier(7, 10, 5)
     _expect_structure(info, reference, LSTM_CHILDREN, "LSTMClassifier")
-    common.expect_uses_loaded_weights(model, "lstm", "LSTMClassifier", vocab=7, d_model=10, classes=5)
+    common.expect_uses_loaded_weights(support, model, "lstm", "LSTMClassifier", vocab=7, d_model=10, classes=5)
     lstm = info["lstm"]["lstm"]
     if not lstm["batch_first"]:
         checks.fail("LSTMClassifier.lstm must be created with batch_first=True (inputs are (B, n, d_model))",
@@ -82,7 +82,7 @@ def test_attention_structure(student, support):
     info = support.training.describe(model)
     reference = common.ref.AttentionClassifier(7, 10, 5, 13)
     _expect_structure(info, reference, ATTENTION_CHILDREN, "AttentionClassifier")
-    common.expect_uses_loaded_weights(model, "attention", "AttentionClassifier", vocab=7, d_model=10,
+    common.expect_uses_loaded_weights(support, model, "attention", "AttentionClassifier", vocab=7, d_model=10,
                                       classes=5, max_len=13)
 
 
@@ -90,9 +90,9 @@ def test_attention_structure(student, support):
 @pytest.mark.covers("LSTMClassifier")
 @pytest.mark.contract("LSTMClassifier/methods", "conventions/deterministic")
 @pytest.mark.covers("LSTMClassifier.classify:dtype/float32")
-def test_lstm_values(student):
+def test_lstm_values(student, support):
     """LSTMClassifier: embed_inputs, classify (final hidden state) and forward match the reference"""
-    model, reference = common.pair(student, "lstm", 10)
+    model, reference = common.pair(student, support, "lstm", 10)
     tokens, _ = common.dataset(common.BATCH, common.SEQ, common.VOCAB, 11)
     inputs = checks.describe_inputs(tokens=tokens)
     with torch.no_grad():
@@ -121,9 +121,9 @@ def test_lstm_values(student):
 @pytest.mark.covers("AttentionClassifier")
 @pytest.mark.contract("AttentionClassifier/methods")
 @pytest.mark.covers("AttentionClassifier.__init__:args/max_len > n")
-def test_attention_embed_inputs(student):
+def test_attention_embed_inputs(student, support):
     """AttentionClassifier.embed_inputs adds the positional embeddings of positions 0 … n−1"""
-    model, reference = common.pair(student, "attention", 20)
+    model, reference = common.pair(student, support, "attention", 20)
     tokens, _ = common.dataset(common.BATCH, common.SEQ, common.VOCAB, 21)
     inputs = checks.describe_inputs(tokens=tokens, max_len=common.MAX_LEN)
     with torch.no_grad():
@@ -139,9 +139,9 @@ def test_attention_embed_inputs(student):
 @pytest.mark.covers("AttentionClassifier")
 @pytest.mark.contract("AttentionClassifier/methods")
 @pytest.mark.covers("AttentionClassifier.classify:dtype/float32")
-def test_attention_classify(student):
+def test_attention_classify(student, support):
     """AttentionClassifier.classify: scaled self-attention, head of the LAST position"""
-    model, reference = common.pair(student, "attention", 30)
+    model, reference = common.pair(student, support, "attention", 30)
     x = torch.randn(common.BATCH, common.SEQ, common.D_MODEL,
                     generator=common.seeds.generator(31)) * 1.5
     inputs = checks.describe_inputs(x=x)
@@ -157,9 +157,9 @@ def test_attention_classify(student):
 @pytest.mark.points(0.5)
 @pytest.mark.covers("AttentionClassifier")
 @pytest.mark.contract("AttentionClassifier/methods")
-def test_attention_forward(student):
+def test_attention_forward(student, support):
     """AttentionClassifier(tokens) = classify(embed_inputs(tokens)) matches the reference"""
-    model, reference = common.pair(student, "attention", 40)
+    model, reference = common.pair(student, support, "attention", 40)
     tokens, _ = common.dataset(common.BATCH + 2, common.SEQ + 2, common.VOCAB, 41)
     inputs = checks.describe_inputs(tokens=tokens, max_len=common.MAX_LEN)
     with torch.no_grad():
@@ -175,10 +175,10 @@ def test_attention_forward(student):
 @pytest.mark.parametrize("kind", ["lstm", "attention"], ids=["LSTMClassifier", "AttentionClassifier"])
 @pytest.mark.contract("LSTMClassifier/methods", "AttentionClassifier/methods")
 @pytest.mark.covers("LSTMClassifier", "AttentionClassifier")
-def test_batch_of_one(student, kind):
+def test_batch_of_one(student, kind, support):
     """a batch of one sequence (B = 1) gives logits (1, num_classes) matching the reference"""
     name = {"lstm": "LSTMClassifier", "attention": "AttentionClassifier"}[kind]
-    model, reference = common.pair(student, kind, 50)
+    model, reference = common.pair(student, support, kind, 50)
     tokens, _ = common.dataset(1, common.SEQ, common.VOCAB, 51)
     inputs = checks.describe_inputs(tokens=tokens)
     with torch.no_grad():

@@ -92,7 +92,7 @@ def test_accuracy(student, support):
     model, local = common.kit_pair(support, 110)
     train_tokens, train_labels = common.dataset(64, common.SEQ, common.VOCAB, 111)
     common.ref.train(local, train_tokens, train_labels, 30, 0.05)   # part-trained
-    model.load_state_dict(common.state_of(local))
+    support.modules.load_weights(model, common.state_of(local))
     tokens, labels = common.dataset(80, common.SEQ, common.VOCAB, 112)
     for what, toks, labs in (("training samples", train_tokens, train_labels),
                              ("held-out samples", tokens, labels)):
@@ -145,7 +145,7 @@ def test_attention_learns_recall(student, support, recall_setup):
     """trained by the kit's loop, AttentionClassifier recalls the first of 32 tokens"""
     offset, reference_acc = recall_setup
     needed = min(E2E_MIN, reference_acc - 0.05)
-    model, _ = common.pair(student, "attention", offset, **E2E)
+    model, _ = common.pair(student, support, "attention", offset, **E2E)
     tokens, labels = common.dataset(E2E_TRAIN, 32, E2E["vocab"], offset + 1)
     test_tokens, test_labels = common.dataset(E2E_TEST, 32, E2E["vocab"], offset + 2)
     model(test_tokens[:2])                      # a broken forward fails here, under its own name

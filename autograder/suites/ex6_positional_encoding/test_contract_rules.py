@@ -36,7 +36,7 @@ def test_add_leaves_inputs_unchanged(student, support, kind):
 @pytest.mark.contract("conventions/inputs")
 def test_learned_leaves_input_unchanged(student, support, kind):
     """LearnedPositionalEmbedding.forward leaves x unchanged, whatever kind of tensor it is"""
-    module = _loaded_and_right(student, 72)
+    module = _loaded_and_right(student, support, 72)
     expect_inputs_unchanged(support, module, "LearnedPositionalEmbedding.forward",
                             [common.randn(71, 2, 5, 6)], ["x"], kind)
 
@@ -46,7 +46,7 @@ def test_learned_leaves_input_unchanged(student, support, kind):
 @pytest.mark.contract("conventions/device")
 def test_learned_on_meta(student, support):
     """LearnedPositionalEmbedding.forward keeps the device (module and x on meta)"""
-    module = _loaded_and_right(student, 74)
+    module = _loaded_and_right(student, support, 74)
     expect_on_meta(support, module, "LearnedPositionalEmbedding(8, 6)(x)", [common.randn(73, 2, 5, 6)],
                    outputs=["output"], dtype="float32", shapes=[(2, 5, 6)])
 
@@ -74,12 +74,12 @@ def _expect_adds(student, x, pe) -> None:
     common.expect_sum(got, x, pe, "add_positional_encoding(x, pe)", torch.float32)
 
 
-def _loaded_and_right(student, offset: int):
+def _loaded_and_right(student, support, offset: int):
     """LearnedPositionalEmbedding(8, 6) with hidden weights loaded, whose forward is right on a
     plain tensor: the rules are judged on a module that adds its table."""
     module = student.positional.LearnedPositionalEmbedding(8, 6)
     state = common.learned_state(offset, 8, 6)
-    common.load_learned(module, state)
+    common.load_learned(support, module, state)
     x = common.randn(offset + 1, 2, 5, 6)
     with checks.calling("LearnedPositionalEmbedding.forward"):
         common.expect_learned(module(x), x, state["pos.weight"], "LearnedPositionalEmbedding(8, 6)(x)")

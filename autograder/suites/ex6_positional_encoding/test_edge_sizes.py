@@ -26,11 +26,11 @@ def test_table_of_one_position(student):
 @pytest.mark.contract("LearnedPositionalEmbedding/forward", "add_positional_encoding/sum")
 @pytest.mark.covers("LearnedPositionalEmbedding", "add_positional_encoding",
                     "LearnedPositionalEmbedding.forward:size/one position", "add_positional_encoding:size/one position")
-def test_one_position(student):
+def test_one_position(student, support):
     """LearnedPositionalEmbedding.forward and add_positional_encoding on x with one position (n = 1)"""
     module = student.positional.LearnedPositionalEmbedding(5, 4)
     state = common.learned_state(30, 5, 4)
-    common.load_learned(module, state)
+    common.load_learned(support, module, state)
     x = common.randn(31, 2, 1, 4)
     inputs = checks.describe_inputs(x=x) + ", max_len=5"
     with checks.calling("LearnedPositionalEmbedding.forward"):

@@ -11,10 +11,10 @@ from autograder.suites.ex6_positional_encoding import common
 MAX_LEN, D_MODEL = 10, 6
 
 
-def _module(student, offset: int, max_len: int = MAX_LEN, d_model: int = D_MODEL):
+def _module(student, support, offset: int, max_len: int = MAX_LEN, d_model: int = D_MODEL):
     module = student.positional.LearnedPositionalEmbedding(max_len, d_model)
     state = common.learned_state(offset, max_len, d_model)
-    common.load_learned(module, state)
+    common.load_learned(support, module, state)
     return module, state["pos.weight"]
 
 
@@ -31,7 +31,7 @@ def test_structure(student, support):
         checks.fail(f"LearnedPositionalEmbedding(7, 5): expected one submodule pos = nn.Embedding(7, 5) "
                     f"and no other parameter; found submodules {info['children']} and parameters "
                     f"{info['parameters']}")
-    module, weight = _module(student, 25)                      # the structure is the one forward uses
+    module, weight = _module(student, support, 25)                      # the structure is the one forward uses
     x = common.randn(26, 1, 3, D_MODEL)
     with checks.calling("LearnedPositionalEmbedding.forward"):
         common.expect_learned(module(x), x, weight, "forward(x) with loaded weights")
@@ -44,7 +44,7 @@ def test_structure(student, support):
 @pytest.mark.covers("LearnedPositionalEmbedding.forward:dtype/float32")
 def test_forward_values(student, support, n):
     """LearnedPositionalEmbedding.forward adds pos(0 … n−1) to x"""
-    module, weight = _module(student, 10 + n)
+    module, weight = _module(student, support, 10 + n)
     x = common.randn(20 + n, 3, n, D_MODEL)
     inputs = checks.describe_inputs(x=x) + f", max_len={MAX_LEN}"
     with checks.calling("LearnedPositionalEmbedding.forward"):
@@ -61,7 +61,7 @@ def test_forward_values(student, support, n):
 @pytest.mark.covers("LearnedPositionalEmbedding.forward:inputs/tensor")
 def test_input_unchanged(student, support):
     """LearnedPositionalEmbedding.forward leaves x unchanged"""
-    module, weight = _module(student, 30)
+    module, weight = _module(student, support, 30)
     x = common.randn(31, 2, 5, D_MODEL)
     with checks.calling("LearnedPositionalEmbedding.forward"):
         got, changes = support.autograd.call_and_check_unchanged(module, [x])
@@ -73,9 +73,9 @@ def test_input_unchanged(student, support):
 @pytest.mark.points(1)
 @pytest.mark.contract("conventions/dtype")
 @pytest.mark.covers("LearnedPositionalEmbedding.forward:dtype/float64")
-def test_float64(student):
+def test_float64(student, support):
     """LearnedPositionalEmbedding after .double(): float64 in, float64 out"""
-    module, weight = _module(student, 40)
+    module, weight = _module(student, support, 40)
     module.double()
     x = common.randn(41, 2, 7, D_MODEL, dtype=torch.float64)
     with checks.calling("LearnedPositionalEmbedding.forward"):
@@ -92,7 +92,7 @@ def test_float64(student):
 @pytest.mark.covers("LearnedPositionalEmbedding.forward:grad")
 def test_gradients(student, support):
     """LearnedPositionalEmbedding: gradients reach x and pos.weight (rows 0 … n−1 only)"""
-    module, _ = _module(student, 50)
+    module, _ = _module(student, support, 50)
     n, x = 6, common.randn(51, 3, 6, D_MODEL)
     g = common.randn(52, 3, n, D_MODEL)
     with checks.calling("LearnedPositionalEmbedding.forward"):
@@ -114,9 +114,9 @@ def test_gradients(student, support):
 @pytest.mark.points(1)
 @pytest.mark.contract("LearnedPositionalEmbedding/raises")
 @pytest.mark.covers("LearnedPositionalEmbedding.forward:raises")
-def test_too_long(student):
+def test_too_long(student, support):
     """LearnedPositionalEmbedding raises ValueError when n > max_len"""
-    module, weight = _module(student, 60)
+    module, weight = _module(student, support, 60)
     fits = common.randn(61, 2, MAX_LEN, D_MODEL)
     with checks.calling("LearnedPositionalEmbedding.forward"):           # the rule needs a working n <= max_len
         common.expect_learned(module(fits), fits, weight, f"forward(x) with n={MAX_LEN}")
