@@ -69,13 +69,17 @@ class TinyCausalLM(nn.Module):
 
 
 def build(vocab_size: int, seed: int, d_model: int = 8, max_len: int = 64,
-          tie_period: int | None = None, scale: float = 1.5) -> TinyCausalLM:
-    """A ``TinyCausalLM`` whose weights depend only on ``seed`` (same in every process)."""
+          tie_period: int | None = None, scale: float = 1.5, favourite: int | None = None) -> TinyCausalLM:
+    """A ``TinyCausalLM`` whose weights depend only on ``seed`` (same in every process).
+    ``favourite``: a token whose output bias is raised so far above the others' that it is
+    every row's next token at every step, whatever the context (and never a tie)."""
     model = TinyCausalLM(vocab_size, d_model, max_len, tie_period)
     g = torch.Generator(device="cpu").manual_seed(int(seed))
     with torch.no_grad():
         for _, p in sorted(model.named_parameters()):
             p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype, device="cpu")
                     * scale / math.sqrt(max(1, p.shape[-1])))
+        if favourite is not None:
+            model.out.bias[int(favourite) % model.out.bias.shape[0]] += 100.0
     return model.requires_grad_(False)
 

@@ -113,6 +113,10 @@ class Ex2Cause(Cause):
         "ex2.top_smallest",
         "you return the keys with the SMALLEST weights: sort in decreasing order "
         "(largest weight first)")
+    CURRENT_FIGURE_REUSED = (
+        "ex2.current_figure_reused",
+        "without ax, the heatmap goes into pyplot's current figure (plt.gca(), plt.imshow(…)): "
+        "make a new figure when no ax is given (fig, ax = plt.subplots())")
     TOP_TIES_HIGH = (
         "ex2.top_ties_high",
         "ties go to the higher key index in your code: among equal weights the key that comes "

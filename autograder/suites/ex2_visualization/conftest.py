@@ -92,6 +92,21 @@ def into_given_ax(student, support):
         support.modules.close_all()
 
 
+@pytest.fixture(scope="session")
+def over_an_open_figure(student, support):
+    """plot_attention without ``ax`` while another figure, with an axes, is pyplot's current one."""
+    w = weights(3, 5, seed="over_an_open_figure")
+    try:
+        fig, before = support.modules.new_axes(1, 1, (4.0, 3.0))
+        returned = student.visualize.plot_attention(w, QUERIES, KEYS)
+        same_figure = support.modules.same_object(support.modules.find_figure(returned), fig)
+        info = support.figures.describe_axes(support.modules.find_axes(returned))
+        before_info = support.figures.describe_axes(before, draw=False)
+        return {"weights": w, "same_figure": same_figure, "info": info, "before": before_info}
+    finally:
+        support.modules.close_all()
+
+
 def _inspect_figure(support, call) -> dict:
     watch = support.figures.watch_show()
     try:

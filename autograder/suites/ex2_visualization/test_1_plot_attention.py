@@ -128,6 +128,19 @@ def test_draws_into_given_ax(into_given_ax):
         fail("plot_attention(…, ax=ax) should return the ax it was given")
 
 
+@pytest.mark.points(1)
+@pytest.mark.contract("plot_attention/ax")
+@pytest.mark.covers("plot_attention:args/ax")
+def test_draws_into_a_new_figure_without_ax(over_an_open_figure):
+    """without ax, draws into a new figure (not into a figure that is already open)"""
+    d = over_an_open_figure
+    if d["same_figure"] or d["before"].get("matrix") is not None:
+        fail("plot_attention(…) without ax drew into the figure that was already open (pyplot's "
+             "current figure): without ax it must make a new figure, e.g. fig, ax = plt.subplots()",
+             cause=Ex2Cause.CURRENT_FIGURE_REUSED)
+    expect_matrix(d["info"], d["weights"], "plot_attention(…) without ax, another figure being open")
+
+
 @pytest.mark.points(2)
 @pytest.mark.contract("plot_attention/weights")
 def test_tensor_requiring_grad(from_tensor):

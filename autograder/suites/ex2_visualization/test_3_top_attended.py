@@ -14,10 +14,15 @@ from autograder.suites.ex2_visualization.common import weights
 pytestmark = pytest.mark.covers("top_attended")
 
 KEYS = ["when", "the", "moon", "rose", "owls", "sang"]
+LONG_KEYS = [f"k{j}" for j in range(24)]     # more keys than NumPy sorts by insertion (16)
+# Three levels of weight in a row of 24 keys, each level shared by several keys.
+LONG_TIES = np.array([[3, 3, 1, 3, 2, 2, 2, 1, 3, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 3, 1, 2, 3, 1],
+                      [1, 2, 2, 3, 1, 3, 1, 2, 3, 3, 2, 1, 1, 2, 3, 1, 2, 2, 1, 3, 1, 3, 2, 1]], dtype=float)
+LONG_TIES /= LONG_TIES.sum(axis=1, keepdims=True)
 
 
-def _expect_top(got, w: np.ndarray, k: int, what: str) -> None:
-    want = ref.top_attended(w, KEYS, k=k)
+def _expect_top(got, w: np.ndarray, k: int, what: str, keys: list[str] = KEYS) -> None:
+    want = ref.top_attended(w, keys, k=k)
     n = w.shape[0]
     if not isinstance(got, list) or len(got) != n:
         fail(f"{what}: expected a list with one list per query row ({n} lists), got "
@@ -34,7 +39,7 @@ def _expect_top(got, w: np.ndarray, k: int, what: str) -> None:
     if got == want:
         return
     wrong = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
-    hint = mistakes.list_hint(got, mistakes.top_attended_mistakes(w, KEYS, k))
+    hint = mistakes.list_hint(got, mistakes.top_attended_mistakes(w, keys, k))
     fail(f"{what}: {len(wrong)} of {n} rows are wrong (first wrong row: {wrong[0]}, your answer "
          f"{[str(t)[:20] for t in got[wrong[0]]]})", hint or None)
 
@@ -63,12 +68,17 @@ def test_topk_order(student):
 @pytest.mark.contract("top_attended/ties")
 @pytest.mark.covers("top_attended:ties")
 def test_ties(student):
-    """equal weights: the lower key index comes first"""
+    """equal weights: the lower key index comes first (in short rows and in rows of 24 keys)"""
     w = np.array([[0.25, 0.05, 0.25, 0.05, 0.25, 0.15],
                   [1 / 6] * 6,
                   [0.05, 0.30, 0.05, 0.10, 0.20, 0.30]])
     got = student.visualize.top_attended(w, KEYS, k=4)
     _expect_top(got, w, 4, "top_attended(weights (3, 6) with equal weights in each row, key_tokens, k=4)")
+    # A sort that is not stable keeps short rows in order (NumPy sorts up to 16 items by
+    # insertion) and mixes up equal weights in longer ones.
+    got = student.visualize.top_attended(LONG_TIES, LONG_KEYS, k=8)
+    _expect_top(got, LONG_TIES, 8, "top_attended(weights (2, 24) with equal weights in each row, "
+                "key_tokens, k=8)", LONG_KEYS)
 
 
 @pytest.mark.note("The contract says which weights plot_attention takes (NumPy array or torch "

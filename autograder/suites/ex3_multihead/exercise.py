@@ -44,7 +44,7 @@ EXERCISE = Exercise(
         plain("MultiHeadAttention.__init__", **{"args/bias": COVERED, "raises": COVERED, "structure": COVERED}),
         torch_fn("MultiHeadAttention.forward", **{
             "mask/(n, m)": COVERED, "mask/(B, 1, 1, m)": COVERED, "mask/(B, 1, n, m)": COVERED,
-            "mask/(B, h, n, m)": COVERED, "args/bias=False": COVERED,
+            "mask/(B, h, n, m)": COVERED, "mask/(h, n, m)": COVERED, "args/bias=False": COVERED,
             "size/one head": COVERED, "size/one query": COVERED, "size/one key": COVERED}),
     ),
 )

@@ -84,6 +84,17 @@ def test_mask_per_batch(mha, state):
                    "mha(query, key, value, mask (B, 1, n, m))")
 
 
+@pytest.mark.points(1)
+@pytest.mark.contract("MultiHeadAttention.forward/mask", "conventions/masks")
+@pytest.mark.covers("MultiHeadAttention.forward:mask/(h, n, m)")
+def test_mask_per_head(mha, state):
+    """an (h, n, m) per-head mask (broadcast over the batch)"""
+    q, k, v = inputs(5114)
+    mask = random_mask((HEADS, N, M), seed=5115)
+    expect_forward(mha(q, k, v, mask), state, q, k, v, mask,
+                   "mha(query, key, value, mask (h, n, m))")
+
+
 @pytest.mark.points(2)
 @pytest.mark.contract("conventions/dtype", "MultiHeadAttention.forward/formula")
 @pytest.mark.covers("MultiHeadAttention.forward:dtype/float64")

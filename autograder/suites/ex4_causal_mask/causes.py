@@ -123,6 +123,10 @@ class Ex4Cause(Cause):
         "ex4.gen_too_few_tokens",
         "your result has fewer new tokens than max_new_tokens: the loop must run max_new_tokens times "
         "(for _ in range(max_new_tokens))")
+    GEN_STOPPED_EARLY = (
+        "ex4.gen_stopped_early",
+        "generation stopped before max_new_tokens tokens (an end-of-sequence check?): append "
+        "exactly max_new_tokens tokens, whatever they are")
     GEN_INT64_APPENDED = (
         "ex4.gen_int64_appended",
         "the generated ids (int64 from argmax) appended without casting them to the prompt's dtype")

@@ -86,6 +86,22 @@ def _margins_ok(step_logits: list[torch.Tensor], tie_period: int | None) -> bool
 TIE_HINT = Ex4Cause.GEN_TIES_NOT_LOWEST
 
 
+def _broke_a_tie(model, got: torch.Tensor, want: torch.Tensor, prompt_len: int) -> bool:
+    """At the first step where ``got`` leaves greedy decoding, every row that differs took
+    another of the tokens sharing the largest logit (on the context both still agree on):
+    a tie broken the wrong way, not a different mistake (a shortened context, say)."""
+    steps = (got != want).any(dim=0).nonzero()
+    if not len(steps) or int(steps[0]) < prompt_len:
+        return False
+    p = int(steps[0])
+    with torch.no_grad():
+        logits = model(want[:, :p])[:, -1, :]                                      # (B, vocab)
+    rows = (got[:, p] != want[:, p]).nonzero().flatten().tolist()
+    tokens = [int(got[r, p]) for r in rows]
+    return all(0 <= t < logits.shape[-1] and float(logits[r, t]) == float(logits[r].max())
+               for r, t in zip(rows, tokens))
+
+
 def _check(student, support, seed, prompt, k, tie_period=None, varied=False):
     remote, local = _models(support, seed, tie_period, prompt, k, varied)
     inputs = checks.describe_inputs(prompt=prompt, max_new_tokens=k) + \
@@ -96,8 +112,9 @@ def _check(student, support, seed, prompt, k, tie_period=None, varied=False):
     hint = mistakes.name_generation_mistake(got, mistakes.greedy(local, prompt, k)) \
         if not (tuple(got.shape) == tuple(want.shape) and torch.equal(got.long(), want)) else None
     if hint is None and tie_period is not None and tuple(got.shape) == tuple(want.shape) \
-            and torch.equal(got[:, :prompt.shape[1]].long(), prompt.long()):
-        hint = TIE_HINT                       # the right length and prompt: the ties are what differs
+            and torch.equal(got[:, :prompt.shape[1]].long(), prompt.long()) \
+            and _broke_a_tie(local, got.long(), want, prompt.shape[1]):
+        hint = TIE_HINT                       # another of the tied top tokens was taken
     if tuple(got.shape) != tuple(want.shape):
         checks.fail(f"{NAME}(model, prompt, {k}): expected shape {tuple(want.shape)}, got "
                     f"{tuple(got.shape)} (inputs: {inputs})", hint)
@@ -167,6 +184,30 @@ def test_generate_single_row_and_prompt_kept(student, support):
             and torch.equal(result, want)):
         checks.fail(f"{NAME}(model, prompt, 3): not the greedy continuation of the prompt "
                     f"(inputs: {checks.describe_inputs(prompt=prompt, max_new_tokens=3)})")
+
+
+@pytest.mark.points(1)
+@pytest.mark.covers("greedy_generate")
+@pytest.mark.contract("greedy_generate/argmax", "greedy_generate/result")
+def test_generate_does_not_stop_early(student, support):
+    """greedy_generate appends max_new_tokens tokens even when every row's next token is 0 at every step"""
+    prompt, k = _prompt(6, 2, 3), 5
+    kwargs = {"vocab_size": VOCAB, "seed": common.seed(6), "favourite": 0}     # token 0 wins each step
+    remote, local = support.lm.build(**kwargs), lm.build(**kwargs)
+    inputs = checks.describe_inputs(prompt=prompt, max_new_tokens=k) + \
+        ", a model whose largest logit is token 0's at every step"
+    got = common.expect_tensor(getattr(student.causal, NAME)(remote, prompt, k), f"{NAME}(model, prompt, {k})")
+    want = ref.greedy_generate(local, prompt, k)
+    if got.dim() == 2 and got.shape[0] == want.shape[0] and prompt.shape[1] <= got.shape[1] < want.shape[1] \
+            and torch.equal(got.long(), want[:, :got.shape[1]]):
+        short_loop = mistakes.name_generation_mistake(got, mistakes.greedy(local, prompt, k))   # k − 1 steps
+        checks.fail(f"{NAME}(model, prompt, {k}): expected shape {tuple(want.shape)}, got {tuple(got.shape)}: "
+                    f"generation stopped after {got.shape[1] - prompt.shape[1]} new token(s) (inputs: {inputs})",
+                    short_loop or Ex4Cause.GEN_STOPPED_EARLY)
+    checks.expect_shape(got, tuple(want.shape), f"{NAME}(model, prompt, {k})", inputs)
+    if not torch.equal(got.long(), want):
+        checks.fail(f"{NAME}(model, prompt, {k}): {int((got.long() != want).sum())} of {want.numel()} tokens "
+                    f"differ from greedy decoding (inputs: {inputs})")
 
 
 @pytest.mark.points(0.5)

@@ -86,6 +86,9 @@ class Ex6Cause(Cause):
     COPY_TOKENS_FROM_ONE = (
         "ex6.copy_tokens_from_one",
         "tokens drawn from [1, vocab_size): this task uses every token, torch.randint(0, vocab_size, …)")
+    COPY_LABELS_VIEW = (
+        "ex6.copy_labels_view",
+        "labels = tokens[:, position] is a view of tokens: return tokens[:, position].clone()")
     COPY_LABELS_SHIFTED = (
         "ex6.copy_labels_shifted",
         "labels taken from position + 1: positions count from 0, labels = tokens[:, position]")

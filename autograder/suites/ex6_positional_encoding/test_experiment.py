@@ -41,6 +41,20 @@ def test_copy_task(student, position):
     checks.expect_equal(got[1], want_labels, "labels", inputs=inputs)
 
 
+@pytest.mark.points(0.5)
+@pytest.mark.covers("make_copy_task")
+@pytest.mark.contract("make_copy_task/recipe")
+def test_copy_labels_are_a_copy(student, support):
+    """make_copy_task returns labels as a copy, not a view of tokens"""
+    args = (9, 6, 5, 2, common.seed(104))
+    checks.expect_tuple(student.positional.make_copy_task(*args), 2, "make_copy_task(…)")
+    shares = support.training.outputs_share_memory(student.positional.make_copy_task, *args)
+    if len(shares) >= 2 and shares[1][0]:
+        checks.fail("make_copy_task: labels share memory with tokens (tokens[:, position] is a view): "
+                    "return tokens[:, position].clone(), so that changing one never changes the other",
+                    cause=Ex6Cause.COPY_LABELS_VIEW)
+
+
 CHANCE_AT_MOST = 0.5        # an untrained model copies a token of 8 about 1 time in 8
 
 

@@ -62,17 +62,19 @@ def test_colour_limits_and_colorbar(drawn):
 @pytest.mark.contract("plot_encoding/returns", "plot_encoding/signature")
 @pytest.mark.covers("plot_encoding:args/ax")
 def test_draws_into_given_axes(student, support):
-    """plot_encoding(pe, ax=ax) draws into ax and returns its figure"""
+    """plot_encoding(pe, ax=ax) draws into ax and returns its figure (not pyplot's current one)"""
     pe = ref.sinusoidal_encoding(5, 4)
     try:
         fig, axes = support.modules.new_axes(1, 2, (7.0, 3.0))
+        support.modules.new_axes(1, 1, (3.0, 3.0))        # another figure, now pyplot's current one
         returned = student.positional.plot_encoding(pe, ax=axes[1])
         same = support.modules.same_object(returned, fig)
         info = support.figures.describe_axes(axes[1])
     finally:
         support.modules.close_all()
     if not same:
-        checks.fail("plot_encoding(pe, ax=ax) should return ax's figure (ax.figure)")
+        checks.fail("plot_encoding(pe, ax=ax) should return ax's figure (ax.figure), even when another "
+                    "figure is pyplot's current one (plt.gcf())")
     if info.get("matrix") is None:
         checks.fail("plot_encoding(pe, ax=ax) did not draw into the given axes")
     checks.expect_finite_heatmap(info, "plot_encoding(pe, ax=ax)")
