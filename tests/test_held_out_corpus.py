@@ -18,12 +18,7 @@ ALL = "ex1,ex2,ex3,ex4,ex5,ex6"
 
 # Bugs whose BUG.txt describes a departure from the stub that no hidden test can judge yet,
 # each with why; such a bug must keep failing here (strict xfail) until a test catches it.
-NOT_CAUGHT = {
-    "ex6_experiment_seed_once":
-        "the stub's procedure (step 2: torch.manual_seed(seed) before each model) makes it a deduction, "
-        "but it shows only when training does not saturate (steps=10), and the expected accuracies would "
-        "have to be computed where the student's code runs to be exact: left to ex6's suite",
-}
+NOT_CAUGHT: dict[str, str] = {}
 # Bugs in behaviour the contract (EXERCISES.md) does not ask for: their checks are notes worth
 # 0 points (docs/COVERAGE.md), so these keep full marks; nothing is asserted about their points.
 NOT_IN_CONTRACT = {

@@ -100,6 +100,10 @@ class Ex6Cause(Cause):
         "ex6.experiment_not_as_specified",
         "the training or test sets differ from the docstring's (sizes, seeds, position), "
         "the model is not trained with fit(…, steps), or the positions are not added")
+    EXPERIMENT_SEEDED_ONCE = (
+        "ex6.experiment_seeded_once",
+        "your accuracies match seeding torch once for both models: call torch.manual_seed(seed) "
+        "right before building each model, so that both start as the procedure says")
     EXPERIMENT_NOT_TRAINED = (
         "ex6.experiment_not_trained",
         "the accuracies do not come from training and testing the models (constants, or `steps` "

@@ -73,7 +73,7 @@ EXERCISE = Exercise(
         torch_fn("add_positional_encoding", raises=COVERED,
                  **{"lead/0, 1, several": COVERED, "size/one position": COVERED}),
         plain("make_copy_task", **{"args/position": COVERED}),
-        plain("extrapolation_experiment", structure=COVERED, **{"args/seed": COVERED}),
+        plain("extrapolation_experiment", structure=COVERED, **{"args/seed": COVERED, "args/steps": COVERED}),
         plot_fn("plot_encoding", **{"args/ax": COVERED}),
     ),
 )

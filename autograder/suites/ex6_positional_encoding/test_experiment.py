@@ -126,6 +126,60 @@ def test_experiment_learned_cannot_extrapolate(experiment):
     expect_trained_for_real(untrained)
 
 
+def _seeded_once(steps: int, seed: int, train_len: int = 8, vocab_size: int = 8, d_model: int = 16,
+                 position: int = 1) -> dict[str, float | None]:
+    """The docstring's procedure with one departure, a known mistake: ``torch.manual_seed(seed)``
+    once, before both models (the learned model then starts from other weights). Built from
+    the reference's copies of the stub's given helpers (CopyModel, fit, accuracy)."""
+    tokens, labels = ref.make_copy_task(256, train_len, vocab_size, position, seed)
+    short = ref.make_copy_task(256, train_len, vocab_size, position, seed + 1)
+    long = ref.make_copy_task(256, 2 * train_len, vocab_size, position, seed + 2)
+    out: dict[str, float | None] = {}
+    torch.manual_seed(seed)
+    for kind in ("sinusoidal", "learned"):
+        positions = ref._Sinusoidal() if kind == "sinusoidal" else ref.LearnedPositionalEmbedding(train_len, d_model)
+        model = ref._CopyModel(vocab_size, d_model, positions)
+        ref._fit(model, tokens, labels, steps, lr=1e-2)
+        out[f"{kind}_train"] = ref._accuracy(model, *short)
+        out[f"{kind}_long"] = ref._accuracy(model, *long) if kind == "sinusoidal" else None
+    return out
+
+
+def _near(got: dict, want: dict, key: str) -> bool:
+    """Two accuracies of the docstring's 256-sample test sets agree up to SAMPLES_OFF samples."""
+    a, b = got.get(key), want[key]
+    if a is None or b is None:
+        return a is b
+    return isinstance(a, float) and abs(a - b) * TEST_SAMPLES <= SAMPLES_OFF
+
+
+PROCEDURE_STEPS = 10        # few enough that no model is perfect yet, so each step of the procedure shows
+TEST_SAMPLES = 256          # the docstring's test sets: an accuracy is a multiple of 1/256
+SAMPLES_OFF = 2             # kept apart from a different procedure (several samples) and from rounding
+
+
+@pytest.mark.covers("extrapolation_experiment", "LearnedPositionalEmbedding")
+@pytest.mark.points(1)
+@pytest.mark.contract("extrapolation_experiment")
+@pytest.mark.covers("extrapolation_experiment:args/steps")
+def test_experiment_follows_the_procedure(student):
+    """extrapolation_experiment(steps=10) gives the accuracies of the docstring's procedure (seeds, sets, models)"""
+    seed = common.seed(202, name="procedure")
+    got = student.positional.extrapolation_experiment(steps=PROCEDURE_STEPS, seed=seed)
+    checks.expect_type(got, dict, f"extrapolation_experiment(steps={PROCEDURE_STEPS})")
+    want = ref.extrapolation_experiment(steps=PROCEDURE_STEPS, seed=seed)
+    differ = [k for k in sorted(want) if not _near(got, want, k)]
+    if differ:
+        once = _seeded_once(PROCEDURE_STEPS, seed)
+        shown = ", ".join(f"{k} = {got.get(k)!r}" for k in differ)
+        checks.fail(f"extrapolation_experiment(steps={PROCEDURE_STEPS}, seed=<hidden>): {shown}, not the "
+                    "accuracies the docstring's procedure gives. After so few steps every detail shows: "
+                    "torch.manual_seed(seed) right before building each model, the training set from "
+                    "seed and the test sets from seed + 1 and seed + 2 (make_copy_task), the given "
+                    "CopyModel, fit and accuracy",
+                    Ex6Cause.EXPERIMENT_SEEDED_ONCE if all(_near(got, once, k) for k in once) else None)
+
+
 @pytest.mark.covers("extrapolation_experiment")
 @pytest.mark.points(1)
 @pytest.mark.contract("extrapolation_experiment")
