@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["describe", "load_weights", "parameter_grads", "input_grads", "type_names", "same_object",
+__all__ = ["describe", "load_weights", "parameter_values", "parameter_grads", "input_grads", "type_names", "same_object",
            "new_axes", "close_all", "find_axes", "find_figure"]
 
 
@@ -48,6 +48,13 @@ def describe(module: torch.nn.Module) -> dict[str, Any]:
         "n_parameters": int(sum(p.numel() for p in params.values())),
         "buffers": {name: list(b.shape) for name, b in module.named_buffers()},
     }
+
+
+def parameter_values(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """{dotted name: a detached copy of the parameter}; ``{}`` for what is not a module."""
+    if not isinstance(module, torch.nn.Module):
+        return {}
+    return {name: p.detach().clone() for name, p in module.named_parameters()}
 
 
 def load_weights(module: torch.nn.Module, state: dict[str, torch.Tensor]) -> None:

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from torch import nn
 
-__all__ = ["describe", "grads", "set_grads", "outputs_share_memory", "kit_train", "KitClassifier",
+__all__ = ["describe", "grads", "set_grads", "outputs_share_memory", "seeded", "kit_train", "KitClassifier",
            "kit_classifier"]
 
 
@@ -83,6 +83,14 @@ def outputs_share_memory(fn: Callable, *args: Any) -> list[list[bool]]:
     ptrs = [storage(x) for x in items]
     return [[i != j and a is not None and a == b for j, b in enumerate(ptrs)]
             for i, a in enumerate(ptrs)]
+
+
+def seeded(fn: Callable, seed: int, *args: Any) -> Any:
+    """``fn(*args)`` right after ``torch.manual_seed(seed)``: a model built as a procedure
+    that seeds torch before each model builds it (its initial weights, for the grader to
+    compare with a default-initialised one)."""
+    torch.manual_seed(int(seed))
+    return fn(*args)
 
 
 def kit_train(model: nn.Module, tokens: torch.Tensor, labels: torch.Tensor,

@@ -55,6 +55,7 @@ def test_copy_labels_are_a_copy(student, support):
                     cause=Ex6Cause.COPY_LABELS_VIEW)
 
 
+LEARNED_AT_LEAST = 0.9      # the defaults' models copy the token almost always (but see the test)
 CHANCE_AT_MOST = 0.5        # an untrained model copies a token of 8 about 1 time in 8
 
 
@@ -69,7 +70,7 @@ def untrained(student):
 def experiment(student, untrained):
     """extrapolation_experiment with the defaults and a hidden seed, run once; its accuracies
     are judged only when they come from training (:func:`expect_trained_for_real`)."""
-    result = student.positional.extrapolation_experiment(seed=common.seed(200, name="experiment"))
+    result = student.positional.extrapolation_experiment(seed=common.seed(**common.EXPERIMENT_SEED))
     return result, untrained
 
 
@@ -153,6 +154,21 @@ def _near(got: dict, want: dict, key: str) -> bool:
     return isinstance(a, float) and abs(a - b) * TEST_SAMPLES <= SAMPLES_OFF
 
 
+def _starts_as_nn_embedding(student, support, seed: int) -> bool:
+    """Whether the student's LearnedPositionalEmbedding, built right after
+    ``torch.manual_seed(seed)``, starts with the weights of ``nn.Embedding`` built so. The
+    contract does not say how ``pos`` is initialised: with an init of one's own (a normal of
+    std 0.02, say), the learned model's accuracies are not the reference's, and only the
+    sinusoidal ones are compared."""
+    module = support.training.seeded(student.positional.LearnedPositionalEmbedding, seed, 8, 16)
+    weights = support.modules.parameter_values(module)
+    torch.manual_seed(seed)
+    default = torch.nn.Embedding(8, 16).weight.detach()
+    got = weights.get("pos.weight")
+    return isinstance(got, torch.Tensor) and tuple(got.shape) == (8, 16) and torch.equal(got, default)
+
+
+SINUSOIDAL_KEYS = ["sinusoidal_long", "sinusoidal_train"]
 PROCEDURE_STEPS = 10        # few enough that no model is perfect yet, so each step of the procedure shows
 TEST_SAMPLES = 256          # the docstring's test sets: an accuracy is a multiple of 1/256
 SAMPLES_OFF = 2             # kept apart from a different procedure (several samples) and from rounding
@@ -162,13 +178,14 @@ SAMPLES_OFF = 2             # kept apart from a different procedure (several sam
 @pytest.mark.points(1)
 @pytest.mark.contract("extrapolation_experiment")
 @pytest.mark.covers("extrapolation_experiment:args/steps")
-def test_experiment_follows_the_procedure(student):
+def test_experiment_follows_the_procedure(student, support):
     """extrapolation_experiment(steps=10) gives the accuracies of the docstring's procedure (seeds, sets, models)"""
     seed = common.seed(202, name="procedure")
     got = student.positional.extrapolation_experiment(steps=PROCEDURE_STEPS, seed=seed)
     checks.expect_type(got, dict, f"extrapolation_experiment(steps={PROCEDURE_STEPS})")
     want = ref.extrapolation_experiment(steps=PROCEDURE_STEPS, seed=seed)
-    differ = [k for k in sorted(want) if not _near(got, want, k)]
+    keys = sorted(want) if _starts_as_nn_embedding(student, support, seed) else SINUSOIDAL_KEYS
+    differ = [k for k in keys if not _near(got, want, k)]
     if differ:
         once = _seeded_once(PROCEDURE_STEPS, seed)
         shown = ", ".join(f"{k} = {got.get(k)!r}" for k in differ)
@@ -187,11 +204,16 @@ def test_experiment_learns_the_task(experiment):
     """extrapolation_experiment: both models learn the copy task at the training length"""
     experiment, untrained = experiment
     checks.expect_type(experiment, dict, "extrapolation_experiment()")
-    low = {k: experiment.get(k) for k in ("sinusoidal_train", "learned_train")
-           if not isinstance(experiment.get(k), float) or not 0.9 <= experiment[k] <= 1.0}      # NaN/inf: low
+    # 0.9, or less where the procedure itself gives less for this seed (some seeds leave the
+    # sinusoidal model at 0.887 after 80 steps): never more than the procedure reaches.
+    reached = ref.extrapolation_experiment(seed=common.seed(**common.EXPERIMENT_SEED))
+    need = {k: min(LEARNED_AT_LEAST, reached[k] - SAMPLES_OFF / TEST_SAMPLES) for k in ("sinusoidal_train", "learned_train")}
+    low = {k: experiment.get(k) for k in need
+           if not isinstance(experiment.get(k), float) or not need[k] <= experiment[k] <= 1.0}      # NaN/inf: low
     if low:
         shown = ", ".join(f"{k} = {v if not isinstance(v, float) else round(v, 3)}" for k, v in low.items())
         checks.fail(f"extrapolation_experiment(): with the defaults both models copy the token at "
-                    f"`position` almost always at the training length (accuracy >= 0.9); got {shown}",
+                    f"`position` almost always at the training length (accuracy >= {LEARNED_AT_LEAST:g}, or "
+                    f"what the procedure reaches for the seed when that is less); got {shown}",
                     Ex6Cause.EXPERIMENT_NOT_AS_SPECIFIED)
     expect_trained_for_real(untrained)
