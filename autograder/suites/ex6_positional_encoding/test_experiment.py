@@ -47,7 +47,8 @@ def test_copy_task(student, position):
 def test_copy_labels_are_a_copy(student, support):
     """make_copy_task returns labels as a copy, not a view of tokens"""
     args = (9, 6, 5, 2, common.seed(104))
-    checks.expect_tuple(student.positional.make_copy_task(*args), 2, "make_copy_task(…)")
+    made = checks.expect_tuple(student.positional.make_copy_task(*args), 2, "make_copy_task(…)")
+    checks.expect_all_finite(made, "make_copy_task(9, 6, 5, 2, seed)")
     shares = support.training.outputs_share_memory(student.positional.make_copy_task, *args)
     if len(shares) >= 2 and shares[1][0]:
         checks.fail("make_copy_task: labels share memory with tokens (tokens[:, position] is a view): "
