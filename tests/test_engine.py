@@ -337,7 +337,8 @@ def test_intake_reports_missing_files_and_reads_notebooks(tmp_path):
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     folder = make_submission(tmp_path, {"attention.ipynb": json.dumps(nb)})
     sub = intake.collect(folder)
-    assert "def softmax" in sub.found["ex1"].source and "x = 1" not in sub.found["ex1"].source
+    # the unmarked cell is the student's own (nbgrader manages no cell it did not write): it runs
+    assert "def softmax" in sub.found["ex1"].source and "x = 1" in sub.found["ex1"].source
     compile(sub.found["ex1"].source, "attention.py", "exec")
     assert "multihead.py was not found" in sub.found["ex3"].problem
 
@@ -476,3 +477,19 @@ def test_a_sandbox_that_cannot_start_is_the_graders_problem_not_the_students(tmp
                      "--worker-user", worker_user("engine")])
     assert code == cli.NOT_GRADED_EXIT
     assert json.loads(results_path.read_text())["extra_data"]["exercises"][0]["status"] == "not_run"
+
+
+def test_a_notebook_that_takes_too_long_to_import_is_named_with_its_cells(tmp_path):
+    """A notebook's code cells all run when it is imported: the message names the notebook,
+    not a .py the student never wrote, and says why a demo at the top level counts."""
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "source": solution_file("ex1").read_text()},
+             {"cell_type": "code", "metadata": {}, "outputs": [],
+              "source": "import time\nwhile True:\n    time.sleep(0.05)   # a demo that never ends\n"}]
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "attention.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                                     "nbformat_minor": 5}))
+    outcome = grade_folder(sub, "ex1", load_timeout=2.0)
+    (fate,) = outcome.exercises
+    assert fate.score == 0 and "importing attention.ipynb (its code cells, run top to bottom) failed" in fate.message
+    assert "every code cell runs when the notebook is graded" in fate.message and "attention.py" not in fate.message

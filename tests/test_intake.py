@@ -247,7 +247,11 @@ BLACK_CELL = """def describe(weights):
 MAGIC_CELLS = ["%matplotlib inline\n!pip install einops\n%load_ext autoreload\n%autoreload 2\n",
                "files = !ls\nsoftmax?\nif True:\n    %time softmax([1.0, 2.0])\n    !echo in a block\n",
                "%%bash\necho a whole cell of shell\nexit 1\n",
-               "%%time\nraise SystemExit('a timed cell is inert')\n"]
+               "%%time\ndef timed():\n    return 'defined under %%time'\nraise SystemExit('ignored, as the kit always did')\n",
+               "\n%%capture shown --no-stdout\ndef captured():\n    return 'defined under %%capture'\nprint(shown)\n",
+               "%%capture\n!pip install einops\nimport einops_is_not_installed_here  # IPython swallows the error\n",
+               "%%capture class\n%%time\ndef nested():\n    return 'nested'\ndef broken(:\n",
+               "display(softmax(np.zeros((1, 2))))\n"]
 
 
 def _run_module(source: str) -> dict:
@@ -270,14 +274,40 @@ def cell_reader(request, monkeypatch):
 
 def test_black_formatting_and_magics_read_as_jupyter_runs_them(tmp_path, cell_reader):
     cells = [code_cell(SOLUTION.read_text()), code_cell(MAGIC_CELLS[0]), code_cell(BLACK_CELL),
-             code_cell(MAGIC_CELLS[1]), code_cell(MAGIC_CELLS[2]), code_cell(MAGIC_CELLS[3])]
+             *map(code_cell, MAGIC_CELLS[1:])]
     (tmp_path / "attention.ipynb").write_text(notebook(cells))
     found = ex1(tmp_path)
     assert found.kind == "found", found.problem
     assert '        % (weights.shape, weights.dtype' in found.source      # kept as written
-    names = _run_module(found.source)                                     # magics inert
+    names = _run_module(found.source)             # magics and display() inert, %%bash not run
     import numpy as np
     assert "shape (2, 3)" in names["describe"](names["softmax"](np.zeros((2, 3))))
+    # %%time and %%capture run their body in the notebook's namespace, as in Jupyter
+    assert names["timed"]() == "defined under %%time" and names["captured"]() == "defined under %%capture"
+    assert "nested" not in names         # a %%capture body that does not compile: ignored, as IPython does
+    lines = found.source.splitlines()    # the cell's blank first line kept, then the header on its line 2
+    at = lines.index("shown = get_ipython()  # %%capture: its body runs, as in Jupyter")
+    assert lines[at - 1] == "" and lines[at + 1].startswith("try:  # %%capture: an error in its body is ignored")
+
+
+def test_the_cells_a_student_adds_to_an_nbgrader_notebook_run_and_its_test_cells_do_not(tmp_path):
+    """As nbgrader runs them in Jupyter: solution cells, read-only cells and the student's own
+    (no nbgrader metadata); never an autograded test cell (the release's: it calls the kit)."""
+    def meta(**flags):
+        return {"nbgrader": {"grade_id": str(flags), "schema_version": 3, "solution": False,
+                             "grade": False, "locked": False, **flags}}
+    cells = [code_cell("import numpy as np\n", **meta(locked=True)),
+             code_cell("def softmax(x):\n    return _helper(x)\n", **meta(solution=True)),
+             code_cell("def _helper(x):\n    return np.exp(x) / np.exp(x).sum(-1, keepdims=True)\n"),
+             code_cell("raise SystemExit('a test cell must not run')\n", **meta(grade=True, locked=True)),
+             code_cell("scores = np.load('my_scores_on_my_laptop.npy')   # an added cell that fails\n"),
+             code_cell("def answer():\n    return 42\n", **meta(solution=True, grade=True))]
+    (tmp_path / "attention.ipynb").write_text(notebook(cells))
+    found = ex1(tmp_path)
+    assert "a test cell must not run" not in found.source
+    names = _run_module(found.source)          # nbgrader ignores an added cell's error (allow_errors)
+    assert names["softmax"](names["np"].zeros(2)).tolist() == [0.5, 0.5] and names["answer"]() == 42
+    assert "scores" not in names
 
 
 def test_a_cell_whose_reading_does_not_compile_is_kept_as_written(tmp_path, cell_reader):

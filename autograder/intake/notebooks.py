@@ -6,9 +6,19 @@ cell) turn ``%magics``, ``%%cell magics``, ``!shell`` lines, ``x = !cmd`` and ``
 calls of ``get_ipython()``; a line that merely starts with ``%`` inside brackets (Black's way
 of breaking a long ``"…" % args``) is left alone, as Jupyter leaves it. When graded, those
 calls do nothing: a stand-in ``get_ipython`` is defined at the top of the module, so a magic,
-a shell line and a whole ``%%`` cell (``%%time`` included: its body is not run) are inert, as
-the kit has always graded them. A cell whose transformed text does not compile is kept
-exactly as written (its error is then the student's own).
+a shell line and a ``%%`` cell are inert. Two cell magics run their body as Python in the
+notebook's namespace, and so do they here: ``%%time`` and ``%%capture`` (:data:`RUNS_ITS_BODY`;
+a function defined under either is defined). An error in such a body is ignored: IPython
+swallows a ``%%capture`` body's, and a ``%%time`` cell, inert until 2026-11, never cost a
+student anything. ``display()``, which IPython puts among the builtins of every notebook,
+shows nothing. A cell whose transformed text does not compile is kept exactly as written (its
+error is then the student's own).
+
+Which cells: every code cell, but those nbgrader manages as autograded tests (its ``grade``
+flag without ``solution``: the release's test cells). In a notebook nbgrader manages, a cell the
+student added (no nbgrader metadata) runs as nbgrader runs it: an error in it is ignored
+(``allow_errors``) and the cells after it still run; every other cell runs as module code, as
+Jupyter's "Run All" runs it (an error stops the import, and is the student's to see).
 
 Where IPython is not installed (a student's own ``check`` without Jupyter), a cell is kept as
 written when it compiles, else lines starting with ``%`` or ``!`` become ``pass`` when that
@@ -21,6 +31,7 @@ Saved outputs (plots, printed tables) are never read: only the sources of the co
 from __future__ import annotations
 
 import json
+import keyword
 import re
 
 from autograder import textsafe
@@ -31,10 +42,12 @@ TRANSFORM_BUDGET = 4 * 1024 * 1024
 STAND_IN = ("class _GradedNotebookMagics:  # %magics, %%magics and !commands do nothing when graded\n"
             "    def __getattr__(self, name): return lambda *args, **kwargs: None\n"
             "def get_ipython(): return _GradedNotebookMagics()\n")
+DISPLAY_STAND_IN = "def display(*objects, **options): return None  # Jupyter's display(): nothing when graded\n"
+RUNS_ITS_BODY = ("time", "capture")     # cell magics that run their body in the notebook's namespace
 
 
 def notebook_to_source(text: str, max_code_bytes: int | None = None) -> tuple[str, str | None]:
-    """The Python in a notebook: nbgrader solution cells if marked, else all code cells.
+    """The Python in a notebook: its code cells but nbgrader's autograded test cells.
 
     ``max_code_bytes`` bounds the code cells' sources (outputs never count). A malformed
     notebook, or too much code, gives ``("", problem)``, never an exception.
@@ -46,8 +59,10 @@ def notebook_to_source(text: str, max_code_bytes: int | None = None) -> tuple[st
         return "", "is not a readable Jupyter notebook"
     except _Malformed as exc:
         return "", f"is not a readable Jupyter notebook ({exc})"
-    marked = [(c, s) for c, s in cells if _is_solution(c)]
-    sources = [src for _, src in marked or cells]
+    managed = any(_nbgrader(cell) is not None for cell, _ in cells)
+    kept = [(cell, src) for cell, src in cells if not _is_nbgrader_test(cell)]
+    tolerant = [managed and _nbgrader(cell) is None for cell, _ in kept]     # nbgrader ignores its errors
+    sources = [src for _, src in kept]
     if max_code_bytes is not None and sum(len(s.encode("utf-8", "surrogatepass")) for s in sources) > max_code_bytes:
         return "", f"has more than {max_code_bytes // (1024 * 1024)} MB of code"
     # a JSON "\ud800" is a lone surrogate, which compile() refuses: in a string literal its
@@ -59,9 +74,13 @@ def notebook_to_source(text: str, max_code_bytes: int | None = None) -> tuple[st
     # top of any cell; in one file it must come first. Hoist those lines (one line added).
     futures = sorted({m.group(1).strip() for chunk in chunks for m in _FUTURE.finditer(chunk)})
     chunks = [_FUTURE.sub("pass  # __future__ import moved to the top", chunk) for chunk in chunks]
+    chunks = [_errors_ignored(chunk, "a cell you added: nbgrader runs it and ignores its errors") if added
+              else chunk for chunk, added in zip(chunks, tolerant)]
     head = f"from __future__ import {', '.join(futures)}\n" if futures else ""
     if any("get_ipython" in chunk for chunk in chunks):
         head += STAND_IN
+    if any(_DISPLAY.search(chunk) for chunk in chunks):
+        head += DISPLAY_STAND_IN
     return head + "\n\n".join(chunks) + "\n", None
 
 
@@ -75,6 +94,20 @@ class CellReader:
     def python(self, src: str) -> str:
         """The cell ``src`` as Python; line numbers are kept except where IPython folds a
         cell magic or a continued magic line into one call."""
+        headers = []
+        while runs_its_body := _RUNS_ITS_BODY.match(src):     # %%time / %%capture [name]: the body runs
+            magic, args = runs_its_body.group(1), runs_its_body.group(2).split()
+            name = next((a for a in args if a.isidentifier() and not keyword.iskeyword(a)), None)
+            header = (f"{name} = get_ipython()" if magic == "capture" and name else "pass") + \
+                f"  # %%{magic}: its body runs, as in Jupyter"
+            skipped = src[:runs_its_body.end()].count("\n")
+            headers.append(("\n" * max(0, skipped - 1) + header + "\n", magic))
+            src = src[runs_its_body.end():]
+        if headers:
+            body = self.python(src)
+            for header, magic in reversed(headers):
+                body = header + _errors_ignored(body, f"%%{magic}: an error in its body is ignored")
+            return body
         transformed = self._transform(src)
         if transformed is not None:
             return transformed if _compiles(transformed) else src
@@ -93,6 +126,17 @@ class CellReader:
             return self._manager.transform_cell(src)
         except Exception:  # noqa: BLE001 - IPython's own errors: the cell is read without it
             return None
+
+
+def _errors_ignored(code: str, why: str) -> str:
+    """``code`` run in the module's namespace with any error in it ignored (``why``: who ignores
+    it), on at least as many lines as it had. Compiled where it runs: a body that does not
+    compile is ignored too, as Jupyter goes on after such a cell."""
+    wrapped = (f"try:  # {why}\n"
+               f"    exec(compile({code!r}, '<notebook cell>', 'exec'), globals())\n"
+               "except (Exception, SystemExit):\n"
+               "    pass\n")
+    return wrapped + "\n" * max(0, code.count("\n") - 4)
 
 
 def _transformer_manager():
@@ -152,14 +196,24 @@ def _code_cells(nb: object) -> list[tuple[dict, str]]:
     return out
 
 
-def _is_solution(cell: dict) -> bool:
-    """nbgrader's ``solution`` flag; metadata of any other shape counts as unmarked."""
+def _nbgrader(cell: dict) -> dict | None:
+    """The cell's nbgrader metadata; None when nbgrader does not manage it (metadata of any
+    other shape counts as none)."""
     metadata = cell.get("metadata")
     nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
-    return isinstance(nbgrader, dict) and bool(nbgrader.get("solution"))
+    return nbgrader if isinstance(nbgrader, dict) else None
+
+
+def _is_nbgrader_test(cell: dict) -> bool:
+    """An autograded test cell of nbgrader (``grade`` without ``solution``)."""
+    nbgrader = _nbgrader(cell)
+    return nbgrader is not None and bool(nbgrader.get("grade")) and not nbgrader.get("solution")
 
 
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
+# blank lines, then %%time or %%capture and its arguments (IPython reads a cell magic there only)
+_RUNS_ITS_BODY = re.compile(r"\A(?:[ \t]*\n)*%%(" + "|".join(RUNS_ITS_BODY) + r")(?![\w])([^\n]*)(?:\n|\Z)")
+_DISPLAY = re.compile(r"\bdisplay\b")
 _FUTURE = re.compile(r"^from __future__ import ([\w, ]+?)[ \t]*(?:#.*)?$", re.MULTILINE)
 # The fallback's rule (no IPython): a magic, shell or help line; an assignment from one.
 _MAGIC_LINE = re.compile(r"[ \t]*(?:[%!]|[\w.]+[ \t]*\?{1,2}[ \t]*$)")

@@ -65,12 +65,17 @@ def describe_error(error: WorkerError, what: str = "your code") -> str:
     return text
 
 
-def describe_load_error(module: str, error: WorkerError) -> str:
-    filename = f"{module}.py"
+def describe_load_error(module: str, error: WorkerError, notebook: bool = False) -> str:
+    """What went wrong when the worker imported ``module``; ``notebook``: the student handed in
+    ``<module>.ipynb``, whose code cells are what was imported."""
+    filename = f"{module}.ipynb (its code cells, run top to bottom)" if notebook else f"{module}.py"
     if error.kind is ErrorKind.MISSING:
         return error.message or f"{filename} was not found in the submission"
     if error.kind in (ErrorKind.TIMEOUT, ErrorKind.DIED):
-        return f"importing {filename} failed: your code {error.message}"
+        advice = (": every code cell runs when the notebook is graded, so a long demo or training run "
+                  "at the top level counts against the import's time" if notebook and error.kind is ErrorKind.TIMEOUT
+                  else "")
+        return f"importing {filename} failed: your code {error.message}{advice}"
     if error.is_syntax_error:
         return (f"{filename} has a syntax error on line {error.line}: {error.message}"
                 + (f"\n    {error.text.rstrip()}" if error.text.strip() else ""))
