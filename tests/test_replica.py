@@ -81,6 +81,23 @@ def test_build_options_are_baked_and_checked(tmp_path):
 # --------------------------------------------------------------------------- the replica's pieces
 
 
+def test_setup_sh_marks_where_the_kits_own_steps_begin():
+    """The replica keeps an image of the environment's steps (replica.environment_part) and
+    runs each zip's whole setup.sh on it: those steps must install everything and touch no
+    kit file but requirements.txt, and every step that reads the kit must come after them."""
+    script = gradescope.render("setup.sh", PYTHON_VERSION="3.11", TORCH_VERSION="2.13.0+cpu",
+                               PIP_VERSION="24.0", TORCH_INDEX="", TORCH_FIND_LINKS="",
+                               KIT_VERSION="test", VENV="/opt/venv")
+    steps = replica.environment_part(script)
+    assert steps is not None and script.startswith(steps)
+    for needed in ("apt-get install", "-m venv", '"torch==${TORCH_VERSION}"', '-r "${SOURCE}/requirements.txt"'):
+        assert needed in steps, needed
+    kit_steps = script[len(steps):]
+    for kit_only in ("import autograder", "ensure_user", "compileall", "autograder.sandbox.harden"):
+        assert kit_only in kit_steps and kit_only not in steps, kit_only
+    assert replica.environment_part("#!/bin/sh\necho no marker\n") is None
+
+
 def test_host_pip_detects_wheels_and_config(tmp_path, monkeypatch):
     wheels = tmp_path / "wheels"
     wheels.mkdir()

@@ -16,7 +16,14 @@ image:
   they name, bound read-only), its extra CA certificates and a local torch wheel folder: the
   replica cannot show the downloads Gradescope makes from Ubuntu's archive and PyTorch's index;
 * ``docker commit`` saves it as ``attention-autograder-replica:<zip sha256[:16]>``, labelled
-  with the zip's full sha256, and is reused while the zip does not change.
+  with the zip's full sha256, and is reused while the zip does not change;
+* the environment (the part of ``setup.sh`` above its ``# ---- the kit's own steps`` line: apt,
+  the virtual environment, torch, requirements.txt; a minute here) is run once on the base
+  without the kit and saved as ``attention-autograder-env:<sha256[:16]>`` of that part, the
+  requirements, the base and the host's pip settings. A zip's image starts from it and runs
+  the zip's **whole** ``setup.sh`` again (its environment steps then find everything installed:
+  ten seconds), so every step of every zip's ``setup.sh`` runs, the kit's steps on an image no
+  kit has touched. ``--rebuild-image`` builds both afresh.
 
 The ``==`` lines of ``setup.sh`` are shown as they come, with the time since the start.
 """
@@ -39,7 +46,12 @@ from autograder.packaging.zips import unpack
 DEFAULT_BASE = "attention-autograder-base:bookworm"
 IMAGE_REPO = "attention-autograder-replica"
 ZIP_LABEL = "attention-autograder.zip-sha256"
-KEEP_IMAGES = 3                 # replica images kept (newest first); each is ~1.4 GB
+KEEP_IMAGES = 3                 # replica images kept (newest first); each adds the kit to an environment
+ENV_REPO = "attention-autograder-env"
+ENV_LABEL = "attention-autograder.environment-sha256"
+KEEP_ENVIRONMENTS = 2           # environment images kept (newest first); each is ~1.4 GB
+KIT_STEPS = "# ---- the kit's own steps"     # setup.sh: the environment's steps end above this line
+ENV_SCRIPT_NAME = "setup-environment.sh"     # the environment's steps, run beside requirements.txt
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 PIP_CONFIG_FILES = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf")
 PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
@@ -247,6 +259,27 @@ cd /autograder/source
 """
 
 
+_ENV_SCRIPT = r"""
+set -euo pipefail
+if [ -d /tmp/replica-certs ]; then
+    apt-get update -q && apt-get install -y -q --no-install-recommends ca-certificates
+    cp /tmp/replica-certs/*.crt /usr/local/share/ca-certificates/ && update-ca-certificates
+    rm -rf /tmp/replica-certs
+fi
+cd /autograder/source
+bash ./""" + ENV_SCRIPT_NAME + r"""
+cd /
+rm -rf /autograder
+"""
+
+
+def environment_part(setup_text: str) -> str | None:
+    """The steps of ``setup.sh`` that install the environment (every line above
+    :data:`KIT_STEPS`), or None when it has no such line (its image is then built whole)."""
+    head, found, _ = setup_text.partition("\n" + KIT_STEPS)
+    return head + "\n" if found else None
+
+
 def zip_sha256(zip_path: Path) -> str:
     return hashlib.sha256(Path(zip_path).read_bytes()).hexdigest()
 
@@ -276,48 +309,113 @@ def build_image(zip_path: Path, base: str | None = None, rebuild: bool = False,
     base_name = base_image(base, say)
     with tempfile.TemporaryDirectory(prefix="replica-build-") as tmp:
         stage = Path(tmp)
-        unpack(zip_path, stage / "autograder" / "source")
-        version = _zip_torch_version(stage / "autograder" / "source" / "setup.sh")
+        source = stage / "autograder" / "source"
+        unpack(zip_path, source)
+        version = _zip_torch_version(source / "setup.sh")
         host = host_pip(version, torch_find_links, torch_index)
         if host.certs:
             (stage / "certs").mkdir()
             for cert in host.certs:
                 shutil.copy(cert, stage / "certs" / cert.name)
-        cid = docker("create", "--network", "host", *host.docker_args(), base_name,
-                     "bash", "-c", _BUILD_SCRIPT).stdout.strip()
-        try:
-            docker("cp", str(stage / "autograder"), f"{cid}:/")
-            if host.certs:
-                docker("cp", str(stage / "certs"), f"{cid}:/tmp/replica-certs")
-            say(f"replica: building {name} from {zip_path} on {base_name} (setup.sh as root; "
-                f"binds: {', '.join(host.binds) or 'none'}; torch from "
-                f"{host.env.get('AUTOGRADER_TORCH_FIND_LINKS') or host.env.get('AUTOGRADER_TORCH_INDEX') or 'setup.sh default'})")
-            log = (log_dir or stage) / "replica-build.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
-            start = time.monotonic()
-            proc = subprocess.Popen(["docker", "start", "-a", cid], stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace")
-            _stream(proc, log, say, start)
-            proc.wait()
-            seconds = time.monotonic() - start
-            status = docker("inspect", "-f", "{{.State.ExitCode}}", cid).stdout.strip()
-            if status != "0":
-                tail = log.read_text(errors="replace")[-3000:]
-                raise ReplicaError(f"setup.sh failed in the replica (exit {status}); log {log}:\n{tail}")
-            committing = time.monotonic()
-            docker("commit", "--change", f"LABEL {ZIP_LABEL}={sha}", "--change", "WORKDIR /autograder",
-                   "--change", 'CMD ["bash"]', cid, name, timeout=1800)
-            say(f"replica: docker commit took {time.monotonic() - committing:.0f} s")
-        finally:
-            docker("rm", "-f", cid, check=False)
+        log = (log_dir or stage) / "replica-build.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        start_from = _environment_image(stage, base_name, host, rebuild, log.with_name("replica-environment.log"),
+                                        say) or base_name
+        say(f"replica: building {name} from {zip_path} on {start_from} (setup.sh as root; "
+            f"binds: {', '.join(host.binds) or 'none'}; torch from "
+            f"{host.env.get('AUTOGRADER_TORCH_FIND_LINKS') or host.env.get('AUTOGRADER_TORCH_INDEX') or 'setup.sh default'})")
+        seconds = _run_and_commit(start_from, _BUILD_SCRIPT, stage, host, name, (ZIP_LABEL, sha), log, say,
+                                  "setup.sh")
     say(f"replica: image {name} built (setup.sh in {seconds:.0f} s)")
     prune_images(KEEP_IMAGES, say)
     return name, seconds
 
 
-def prune_images(keep: int, say: Callable[[str], None] = print) -> None:
-    """Remove all but the ``keep`` newest replica images (one per zip; never the base)."""
-    listed = docker("images", IMAGE_REPO, "--format", "{{.Repository}}:{{.Tag}}", check=False).stdout.split()
+def _environment_image(stage: Path, base_name: str, host: HostPip, rebuild: bool, log: Path,
+                       say: Callable[[str], None]) -> str | None:
+    """The image of ``setup.sh``'s environment steps on ``base_name`` (built when missing or
+    ``rebuild``); None when ``setup.sh`` does not mark where its kit's own steps begin. Its key
+    leaves out comment lines (each build names its own build id in one)."""
+    source = stage / "autograder" / "source"
+    steps = environment_part((source / "setup.sh").read_text(encoding="utf-8"))
+    if steps is None:
+        say(f"replica: setup.sh has no {KIT_STEPS!r} line: its whole image is built")
+        return None
+    requirements = source / "requirements.txt"
+    if not requirements.is_file():
+        say("replica: the zip has no requirements.txt: its whole image is built")
+        return None
+    commands = "\n".join(line for line in steps.splitlines() if not line.lstrip().startswith("#"))
+    base_id = docker("image", "inspect", "-f", "{{.Id}}", base_name).stdout.strip()   # a re-pulled tag differs
+    digest = hashlib.sha256()
+    for part in (base_id, _ENV_SCRIPT, commands, requirements.read_text(encoding="utf-8"), *host.docker_args(),
+                 *(p.read_text(errors="replace") for p in host.certs), *map(_bound_content, host.binds)):
+        digest.update(part.encode() + b"\0")
+    key = digest.hexdigest()
+    name = f"{ENV_REPO}:{key[:16]}"
+    if not rebuild and _image_label(name, ENV_LABEL) == key:
+        say(f"replica: reusing the environment image {name}")
+        return name
+    (source / ENV_SCRIPT_NAME).write_text(steps, encoding="utf-8")
+    say(f"replica: building the environment image {name}: setup.sh's steps above {KIT_STEPS!r}, on {base_name}")
+    try:
+        seconds = _run_and_commit(base_name, _ENV_SCRIPT, stage, host, name, (ENV_LABEL, key), log, say,
+                                  "the environment's steps")
+    finally:
+        (source / ENV_SCRIPT_NAME).unlink()
+    say(f"replica: environment image {name} built ({seconds:.0f} s)")
+    prune_images(KEEP_ENVIRONMENTS, say, repo=ENV_REPO)
+    return name
+
+
+def _bound_content(path: str) -> str:
+    """What a bound host path holds, for the environment's key: a file's text (pip's config),
+    a folder's file names and sizes (a wheel folder)."""
+    where = Path(path)
+    try:
+        if where.is_file():
+            return where.read_text(errors="replace")[:1_000_000]
+        if where.is_dir():
+            return "\n".join(f"{p.name} {p.stat().st_size}" for p in sorted(where.iterdir())[:10_000])
+    except OSError as exc:
+        return f"unreadable: {exc}"
+    return "missing"
+
+
+def _run_and_commit(image: str, script: str, stage: Path, host: HostPip, name: str, label: tuple[str, str],
+                    log: Path, say: Callable[[str], None], what: str) -> float:
+    """Run ``script`` in a container of ``image`` holding ``stage``'s ``autograder/`` (and its
+    certificates), with the host's network and pip settings; commit it as ``name`` labelled
+    ``label``; the seconds ``script`` took."""
+    cid = docker("create", "--network", "host", *host.docker_args(), image, "bash", "-c", script).stdout.strip()
+    try:
+        docker("cp", str(stage / "autograder"), f"{cid}:/")
+        if host.certs:
+            docker("cp", str(stage / "certs"), f"{cid}:/tmp/replica-certs")
+        start = time.monotonic()
+        proc = subprocess.Popen(["docker", "start", "-a", cid], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace")
+        _stream(proc, log, say, start)
+        proc.wait()
+        seconds = time.monotonic() - start
+        status = docker("inspect", "-f", "{{.State.ExitCode}}", cid).stdout.strip()
+        if status != "0":
+            tail = log.read_text(errors="replace")[-3000:]
+            raise ReplicaError(f"{what} failed in the replica (exit {status}); log {log}:\n{tail}")
+        committing = time.monotonic()
+        docker("commit", "--change", f"LABEL {label[0]}={label[1]}", "--change", "WORKDIR /autograder",
+               "--change", 'CMD ["bash"]', cid, name, timeout=1800)
+        say(f"replica: docker commit took {time.monotonic() - committing:.0f} s")
+        return seconds
+    finally:
+        docker("rm", "-f", cid, check=False)
+
+
+def prune_images(keep: int, say: Callable[[str], None] = print, repo: str = IMAGE_REPO) -> None:
+    """Remove all but the ``keep`` newest images of ``repo`` (the replica's: one per zip; never
+    the base). An environment image that a kept replica image is built on is only untagged:
+    its layers stay (and take disk) until no image is built on it."""
+    listed = docker("images", repo, "--format", "{{.Repository}}:{{.Tag}}", check=False).stdout.split()
     for old in listed[keep:]:                    # `docker images` lists the newest first
         if docker("rmi", old, check=False).returncode == 0:
             say(f"replica: removed the old image {old}")

@@ -407,7 +407,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="base image for the replica (e.g. ubuntu:22.04 where a registry is reachable; "
                         "default: Debian 12 made with debootstrap, cached as attention-autograder-base:bookworm)")
     p.add_argument("--rebuild-image", action="store_true",
-                   help="build the replica's image even if one exists for this zip")
+                   help="build the replica's image, and the environment image under it, even if they exist")
     p.add_argument("--replica-runs", default=",".join(CASES),
                    help=f"comma list of submissions to grade in the replica (default: {','.join(CASES)})")
     p.add_argument("--replica-privileges", default="default,sys_admin",

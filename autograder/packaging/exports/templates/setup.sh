@@ -70,6 +70,9 @@ echo "== pinned grading dependencies (requirements.txt)"
 "${VENV}/bin/python" -m pip install -q --no-cache-dir -r "${SOURCE}/requirements.txt"
 "${VENV}/bin/python" -m pip check
 
+# ---- the kit's own steps. Everything above installs the environment and reads no file of the
+# kit but requirements.txt: the Docker replica (autograder/packaging/verify/replica.py) keeps
+# an image of it while that part is unchanged, and runs this whole file again on it per zip.
 echo "== smoke test"
 cd "${SOURCE}"
 "${VENV}/bin/python" - <<'PY'
