@@ -56,18 +56,28 @@ def histogram_png(values: Sequence[float], maximum: float, title: str, *, size=(
         ax.xaxis.set_major_locator(MaxNLocator(nbins=12, steps=[1, 2, 2.5, 5, 10]))
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlim(edges[0], edges[-1])
-        ax.set_ylim(0, max(1.0, float(max(counts, default=0))) * 1.2)
+        top = max(1.0, float(max(counts, default=0))) * 1.2
+        ax.set_ylim(0, top)
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.set_xlabel(f"score (out of {maximum:g}; bins of {width:g} point{'s' if width != 1 else ''})", fontsize=9)
         ax.set_ylabel("submissions", fontsize=9)
         ax.set_title(title, fontsize=10)
         ax.spines[["top", "right"]].set_visible(False)
-        fig.tight_layout()
+        _margins(fig, digits=len(str(int(top))))
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", metadata={"Software": None})
         return buffer.getvalue()
     finally:
         plt.close(fig)
+
+
+def _margins(fig, digits: int) -> None:
+    """Margins in inches for the histogram's fixed font sizes, what ``tight_layout`` finds for
+    them (it measures every text by drawing the figure: 40 % of a histogram's time), the left
+    one wider by each digit of the tallest count's tick label."""
+    width, height = fig.get_size_inches()
+    fig.subplots_adjust(left=(0.45 + 0.09 * digits) / width, right=1 - 0.2 / width,
+                        bottom=0.56 / height, top=1 - 0.34 / height)
 
 
 def data_uri(png: bytes) -> str:
