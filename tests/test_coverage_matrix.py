@@ -117,3 +117,12 @@ def test_the_doc_is_up_to_date():
 def test_new_rule_tests_live_in_their_own_files(ex):
     """The rule tests added for the matrix are in test_contract_rules.py of each suite."""
     assert (contract.SUITES / ex.folder / "test_contract_rules.py").is_file()
+
+
+@pytest.mark.parametrize("ex", contract.EXERCISES, ids=lambda ex: ex.id)
+def test_test_names_read_as_written(ex):
+    """A parameter id of a character outside ASCII reaches results.json escaped by pytest
+    (``[LSTMClassifier.forward \\xb7 tensor]``): every test's name shows no escape."""
+    from autograder.interop import adapter
+    escaped = [t.title for t in adapter.collect_tests(ex.id) if re.search(r"\\[xuU][0-9a-fA-F]{2}", t.title)]
+    assert not escaped, escaped

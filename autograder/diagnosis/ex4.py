@@ -94,6 +94,9 @@ def attend_next(q_t, K_cache, V_cache, part: str = "output") -> Candidates:
         out[NEXT_FIRST_ONLY] = V[:, 0]
         if K.shape[1] > 1:
             out[NEXT_SKIPS_NEWEST] = attend(q, K[:, :-1], V[:, :-1])[0]
+    elif K.shape[1] > 1:                                # all the weight on one key: (B, t) one-hot rows
+        out[NEXT_LAST_ONLY] = torch.nn.functional.one_hot(torch.full(K.shape[:1], K.shape[1] - 1), K.shape[1]).double()
+        out[NEXT_FIRST_ONLY] = torch.nn.functional.one_hot(torch.zeros(K.shape[:1], dtype=torch.long), K.shape[1]).double()
     return out
 
 

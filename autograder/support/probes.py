@@ -14,6 +14,7 @@ makes every judgement.
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Callable
 
@@ -245,9 +246,21 @@ def on_meta(target: Any, args: list, kwargs: dict | None = None, which: list[int
     return {"outputs": [_describe(o) for o in outs], "error": None, "nonfinite": nonfinite}
 
 
+def _copy_of(module: torch.nn.Module) -> torch.nn.Module:
+    """A deep copy of ``module``; the module itself where it cannot be copied."""
+    try:
+        return copy.deepcopy(module)
+    except Exception:  # noqa: BLE001 - a student module that refuses to be copied is called as it is
+        return module
+
+
 def _nonfinite_on_cpu(target: Any, args: list, kwargs: dict | None, which: list[int],
                       method: str | None, dtype: str | None) -> bool | None:
-    """The meta call has no values: the same call on the CPU tells whether it works at all."""
+    """The meta call has no values: the same call on the CPU tells whether it works at all. A
+    module is called as a copy: what a call keeps on the module (position ids or a mask made on
+    the CPU) must not reach the meta call, which then judges the module as the test built it."""
+    if isinstance(target, torch.nn.Module):
+        target = _copy_of(target)
     cpu_args = list(args)
     for i in which:
         cpu_args[i] = torch.as_tensor(cpu_args[i]).detach().clone()

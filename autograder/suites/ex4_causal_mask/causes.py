@@ -86,12 +86,13 @@ class Ex4Cause(Cause):
         "cached positions (the last dim)")
     NEXT_LAST_ONLY = (
         "ex4.next_last_only",
-        "your output matches the newest cached value alone: the new query attends to "
-        "all t cached positions")
+        "your result matches attending to the newest cached position alone (all the weight on "
+        "key t − 1): the new query attends to all t cached positions")
     NEXT_FIRST_ONLY = (
         "ex4.next_first_only",
-        "your output matches the first cached value alone: the new query attends to "
-        "all t cached positions")
+        "your result matches attending to the first cached position alone (all the weight on "
+        "key 0, as a causal mask tril(ones(1, t)) without its offset t − 1 gives): the new query "
+        "is the newest position and attends to all t cached positions")
     NEXT_SKIPS_NEWEST = (
         "ex4.next_skips_newest",
         "you attend to the first t−1 cached positions only: the cache "

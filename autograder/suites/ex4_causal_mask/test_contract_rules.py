@@ -43,7 +43,7 @@ CASES = {
 
 @pytest.mark.points(0.25)
 @pytest.mark.parametrize("name, kind", [
-    pytest.param(name, kind, id=f"{name} · {kind_id(kind)}", marks=pytest.mark.covers(name, f"{name}:inputs/{kind}"))
+    pytest.param(name, kind, id=f"{name}, {kind_id(kind)}", marks=pytest.mark.covers(name, f"{name}:inputs/{kind}"))
     for name, (_, _, _, kinds) in CASES.items() for kind in kinds])
 @pytest.mark.contract("conventions/inputs")
 def test_inputs_unchanged_every_kind(student, support, name, kind):

@@ -91,7 +91,6 @@ EXERCISE = Exercise(
         *_classifier("AttentionClassifier", COVERED),
         torch_fn("input_gradient_norms", inputs_grad=NO_FLOAT_INPUT,
                  f32=NA("returns norms in the model's dtype; judged on the kit's float32 model"),
-                 f64=NA("returns norms in the model's dtype; judged on the kit's float32 model"),
                  device=NA("differentiates the model: device is kept by the classifiers' methods it calls "
                            "(their device cells); the spec does not ask this helper to run on meta"),
                  grad=NA("takes gradients itself; its result is a statistic"), banned=BANS_ELSEWHERE),

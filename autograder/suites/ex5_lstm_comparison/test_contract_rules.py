@@ -30,7 +30,7 @@ def _bound(model, method: str):
 
 @pytest.mark.points(0.2)
 @pytest.mark.parametrize("kind_model, method, kind", [
-    pytest.param(m, meth, k, id=f"{CLASSES[m]}.{meth} · {kind_id(k)}",
+    pytest.param(m, meth, k, id=f"{CLASSES[m]}.{meth}, {kind_id(k)}",
                  marks=pytest.mark.covers(CLASSES[m], f"{CLASSES[m]}.{meth}:inputs/{k}"))
     for m in CLASSES for meth, (_, kinds) in METHODS.items() for k in kinds])
 @pytest.mark.contract("conventions/inputs")
@@ -84,7 +84,7 @@ FUNCTIONS = ("input_gradient_norms", "train", "accuracy")
 
 @pytest.mark.points(0.25)
 @pytest.mark.parametrize("name, kind", [
-    pytest.param(n, k, id=f"{n} · {kind_id(k)}", marks=pytest.mark.covers(n, f"{n}:inputs/{k}"))
+    pytest.param(n, k, id=f"{n}, {kind_id(k)}", marks=pytest.mark.covers(n, f"{n}:inputs/{k}"))
     for n in FUNCTIONS for k in ("tensor", "shared")])
 @pytest.mark.contract("conventions/inputs")
 def test_functions_leave_tokens_and_labels_unchanged(student, support, name, kind):

@@ -50,6 +50,25 @@ def test_gradient_norms_of_classifiers(student, support):
                         "fix those first.)")
 
 
+@pytest.mark.points(0.25)
+@pytest.mark.covers("input_gradient_norms", "input_gradient_norms:dtype/float64")
+@pytest.mark.contract("conventions/dtype", "input_gradient_norms/norms")
+def test_gradient_norms_keep_float64(student, support):
+    """input_gradient_norms of a float64 model gives float64 norms that match the reference"""
+    model, local = common.kit_pair(support, 75)
+    model.double()
+    local.double()
+    tokens, labels = common.dataset(4, 6, common.VOCAB, 76)
+    inputs = checks.describe_inputs(tokens=tokens, labels=labels)
+    call = "input_gradient_norms(model, tokens, labels) of a float64 model"
+    got = student.lstm_vs_attention.input_gradient_norms(model, tokens, labels)
+    checks.expect_shape(got, (6,), call, inputs)
+    checks.expect_dtype(got, torch.float64, call)
+    want = common.ref.input_gradient_norms(local, tokens, labels)
+    checks.expect_close(got, want, call, inputs=inputs, rtol=1e-7, atol=1e-9,
+                        mistakes=lambda: mistakes.gradient_norms(local, tokens, labels))
+
+
 def _changed(before: dict, after: dict) -> list[str]:
     out = []
     for name, g in before.items():

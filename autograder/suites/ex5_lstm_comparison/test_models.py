@@ -135,6 +135,24 @@ def test_attention_embed_inputs(student, support):
                         mistakes=lambda: mistakes.attention_embed(reference, tokens))
 
 
+@pytest.mark.points(0.5)
+@pytest.mark.covers("AttentionClassifier")
+@pytest.mark.contract("AttentionClassifier/methods")
+def test_attention_embed_inputs_many_lengths(student, support):
+    """one AttentionClassifier's embed_inputs with n = 3, then 9, then 6 adds positions 0 … n−1 each time"""
+    model, reference = common.pair(student, support, "attention", 22)
+    for n in (3, 9, 6):
+        tokens, _ = common.dataset(2, n, common.VOCAB, 23 + n)
+        what = f"AttentionClassifier.embed_inputs(tokens) with n = {n}, after calls with other lengths (the same model)"
+        inputs = checks.describe_inputs(tokens=tokens, max_len=common.MAX_LEN)
+        with torch.no_grad():
+            want = reference.embed_inputs(tokens)
+        got = model.embed_inputs(tokens)
+        checks.expect_shape(got, tuple(want.shape), what, inputs)
+        checks.expect_close(got, want, what, inputs=inputs, rtol=common.RTOL, atol=common.ATOL,
+                            mistakes=lambda: mistakes.attention_embed(reference, tokens))
+
+
 @pytest.mark.points(2)
 @pytest.mark.covers("AttentionClassifier")
 @pytest.mark.contract("AttentionClassifier/methods")

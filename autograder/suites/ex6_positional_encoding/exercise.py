@@ -73,7 +73,8 @@ EXERCISE = Exercise(
         torch_fn("add_positional_encoding", raises=COVERED,
                  **{"lead/0, 1, several": COVERED, "size/one position": COVERED}),
         plain("make_copy_task", **{"args/position": COVERED}),
-        plain("extrapolation_experiment", structure=COVERED, **{"args/seed": COVERED, "args/steps": COVERED}),
+        plain("extrapolation_experiment", structure=COVERED,
+              **{f"args/{name}": COVERED for name in ("seed", "steps", "train_len", "vocab_size", "d_model", "position")}),
         plot_fn("plot_encoding", **{"args/ax": COVERED}),
     ),
 )

@@ -198,6 +198,39 @@ def test_experiment_follows_the_procedure(student, support):
                     Ex6Cause.EXPERIMENT_SEEDED_ONCE if all(_near(got, once, k) for k in once) else None)
 
 
+# Arguments other than the defaults, at PROCEDURE_STEPS: twice train_len is 8, the default
+# training length, so a learned table built with max_len 8 instead of train_len shows.
+OTHER_ARGUMENTS = {"train_len": 4, "vocab_size": 6, "d_model": 8, "position": 3}
+
+
+@pytest.mark.covers("extrapolation_experiment")
+@pytest.mark.points(1)
+@pytest.mark.contract("extrapolation_experiment")
+@pytest.mark.covers("extrapolation_experiment:args/train_len", "extrapolation_experiment:args/vocab_size",
+                    "extrapolation_experiment:args/d_model", "extrapolation_experiment:args/position")
+def test_experiment_uses_its_arguments(student):
+    """extrapolation_experiment(train_len=4, vocab_size=6, d_model=8, position=3, steps=10) follows the procedure with them"""
+    seed = common.seed(203, name="arguments")
+    arguments = {**OTHER_ARGUMENTS, "steps": PROCEDURE_STEPS}
+    call = "extrapolation_experiment(" + ", ".join(f"{k}={v}" for k, v in arguments.items()) + ", seed=<hidden>)"
+    got = student.positional.extrapolation_experiment(**arguments, seed=seed)
+    checks.expect_type(got, dict, call)
+    if got.get("learned_long", 0.0) is not None:
+        checks.fail(f"{call}['learned_long'] = {got.get('learned_long')!r}, expected None: the learned model's "
+                    f"table has max_len = train_len = {OTHER_ARGUMENTS['train_len']} positions and cannot take "
+                    f"sequences of {2 * OTHER_ARGUMENTS['train_len']}", Ex6Cause.LEARNED_TABLE_TOO_LONG)
+    # The sinusoidal model's accuracies show every argument (data, sizes); the learned model's
+    # order of seeding and building is test_experiment_follows_the_procedure's to judge.
+    want = ref.extrapolation_experiment(**arguments, seed=seed)
+    differ = [k for k in SINUSOIDAL_KEYS if not _near(got, want, k)]
+    if differ:
+        shown = ", ".join(f"{k} = {got.get(k)!r}" for k in differ)
+        checks.fail(f"{call}: {shown}, not the accuracies the docstring's procedure gives with these arguments "
+                    "(it gives them with the defaults): every set from make_copy_task with this vocab_size "
+                    "and position, training sequences of train_len tokens, test sequences of train_len and "
+                    "2 * train_len, models of this d_model and vocab_size, a learned table of train_len rows")
+
+
 @pytest.mark.covers("extrapolation_experiment")
 @pytest.mark.points(1)
 @pytest.mark.contract("extrapolation_experiment")

@@ -55,6 +55,23 @@ def test_forward_values(student, support, n):
     common.expect_learned(out, x, weight, "forward(x)")
 
 
+@pytest.mark.points(0.5)
+@pytest.mark.covers("LearnedPositionalEmbedding")
+@pytest.mark.contract("LearnedPositionalEmbedding/forward", "positions")
+def test_one_module_many_lengths(student, support):
+    """one LearnedPositionalEmbedding called with n = 3, then 7, then 5 adds pos(0 … n−1) each time"""
+    module, weight = _module(student, support, 40)
+    for n in (3, 7, 5):
+        x = common.randn(41 + n, 2, n, D_MODEL)
+        what = f"forward(x) with n = {n}, after calls with other lengths (the same module)"
+        inputs = checks.describe_inputs(x=x) + f", max_len={MAX_LEN}"
+        with checks.calling("LearnedPositionalEmbedding.forward"):
+            out = module(x)
+        common.expect_tensor(out, what)
+        checks.expect_shape(out, (2, n, D_MODEL), what, inputs)
+        common.expect_learned(out, x, weight, what)
+
+
 @pytest.mark.covers("LearnedPositionalEmbedding:inputs")
 @pytest.mark.points(0.5)
 @pytest.mark.contract("conventions/inputs")

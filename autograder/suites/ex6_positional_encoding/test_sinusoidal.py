@@ -44,6 +44,20 @@ def test_values_float64(student, support):
     common.expect_table(got, 64, 12, torch.float64, "sinusoidal_encoding(64, 12, dtype=torch.float64)")
 
 
+@pytest.mark.covers("sinusoidal_encoding", "sinusoidal_encoding:dtype")
+@pytest.mark.points(0.5)
+@pytest.mark.contract("sinusoidal_encoding/table", "sinusoidal_encoding/signature")
+def test_each_call_gets_the_dtype_it_asks_for(student, support):
+    """sinusoidal_encoding: calls of the same size in float64, float32, float64 each get their dtype"""
+    for dtype in ("float64", "float32", "float64"):
+        label = f"sinusoidal_encoding(9, 6, dtype=torch.{dtype}), after calls of the same size in other dtypes"
+        got = common.expect_tensor(common.table(student, support, 9, 6, dtype=dtype), label)
+        if got.dtype != getattr(torch, dtype):
+            checks.fail(f"{label}: the table is {got.dtype}, expected torch.{dtype}. Each call returns a table "
+                        "of its own dtype: is a table kept from an earlier call (a cache keyed by the sizes only)?")
+        common.expect_table(got, 9, 6, getattr(torch, dtype), label)
+
+
 @pytest.mark.covers("sinusoidal_encoding:device")
 @pytest.mark.points(0.5)
 @pytest.mark.contract("sinusoidal_encoding/table", "sinusoidal_encoding/signature")
