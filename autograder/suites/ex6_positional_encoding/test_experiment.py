@@ -181,7 +181,17 @@ SAMPLES_OFF = 2             # kept apart from a different procedure (several sam
 @pytest.mark.covers("extrapolation_experiment:args/steps")
 def test_experiment_follows_the_procedure(student, support):
     """extrapolation_experiment(steps=10) gives the accuracies of the docstring's procedure (seeds, sets, models)"""
-    seed = common.seed(202, name="procedure")
+    for offset in PROCEDURE_SEEDS:
+        _expect_the_procedure(student, support, common.seed(offset, name="procedure"))
+
+
+# Hidden seeds of the procedure test. An accuracy is one of 257 values, so a different procedure
+# sometimes gives the same one by chance (seeding once for both models: 1 of 8 seeds tried gave
+# the learned model's 88/256 both ways); three seeds make that chance negligible.
+PROCEDURE_SEEDS = (202, 205, 206)
+
+
+def _expect_the_procedure(student, support, seed: int) -> None:
     got = student.positional.extrapolation_experiment(steps=PROCEDURE_STEPS, seed=seed)
     checks.expect_type(got, dict, f"extrapolation_experiment(steps={PROCEDURE_STEPS})")
     want = ref.extrapolation_experiment(steps=PROCEDURE_STEPS, seed=seed)
