@@ -235,8 +235,8 @@ def test_experiment_uses_its_arguments(student):
     differ = [k for k in SINUSOIDAL_KEYS if not _near(got, want, k)]
     if differ:
         shown = ", ".join(f"{k} = {got.get(k)!r}" for k in differ)
-        checks.fail(f"{call}: {shown}, not the accuracies the docstring's procedure gives with these arguments "
-                    "(it gives them with the defaults): every set from make_copy_task with this vocab_size "
+        checks.fail(f"{call}: {shown}, not the accuracies the docstring's procedure gives with these "
+                    "arguments: every set from make_copy_task with this vocab_size "
                     "and position, training sequences of train_len tokens, test sequences of train_len and "
                     "2 * train_len, models of this d_model and vocab_size, a learned table of train_len rows")
 
