@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from autograder.sandbox import protocol
-from autograder.sandbox.errors import StudentError, WorkerCrashed
+from autograder.sandbox.errors import ExerciseUnavailable, StudentError, WorkerCrashed
 from autograder.sandbox.protocol import ErrorKind
 from autograder.sandbox.session import Channel
 
@@ -93,6 +93,9 @@ class Budgeted:
 
     def load_error(self, module: str) -> protocol.WorkerError | None:
         return self._inner.load_error(module)
+
+    def unavailable(self, module: str) -> ExerciseUnavailable | None:
+        return self._inner.unavailable(module)
 
     def discard_worker(self) -> None:
         self._inner.discard_worker()

@@ -38,7 +38,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
     config = SandboxConfig(call_timeout=DEFAULT_CALL_TIMEOUT if args.timeout is None else args.timeout,
-                           memory_mb=args.memory_mb,
+                           load_timeout=args.import_timeout, memory_mb=args.memory_mb,
                            user=default_worker_user() if args.worker_user is None else args.worker_user,
                            hide=[str(Path(h).resolve()) for h in args.hide])
     if getattr(args, "isolation", None):
@@ -120,6 +120,9 @@ def _grade_arguments(p: argparse.ArgumentParser) -> None:
     # only by `grade`: the sandbox package prepares the grader's config folders when imported)
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per call into student code")
+    p.add_argument("--import-timeout", type=float, default=None, metavar="SECONDS",
+                   help="seconds to import one student file, its top-level code (a notebook's cells) "
+                        "included (default: --timeout, and at least 20)")
     p.add_argument("--memory-mb", type=int, default=1024, help="extra memory the worker may use")
     p.add_argument("--worker-user", default=None,
                    help="unprivileged user the student's code runs as, when root (created on demand; "

@@ -23,7 +23,6 @@ from autograder.intake import Submission
 from autograder.records import NOTE_PREFIX, TestRecord
 from autograder.results import TestResult
 from autograder.sandbox import Sandbox, SandboxUnavailable, StudentError, StudentModules, WorkerCrashed, support_root
-from autograder.sandbox.errors import ExerciseUnavailable
 from autograder.sandbox.protocol import ErrorKind
 
 _FOLDER_TO_ID = {ex.folder: ex.id for ex in EXERCISES}
@@ -111,9 +110,9 @@ class GradingPlugin:
             self._sandbox.enter(module)
         self.budgets.enter(exercise)
         self.budgets.check()
-        unusable = self._sandbox.load_error(module) if module is not None else None
+        unusable = self._sandbox.unavailable(module) if module is not None else None
         if unusable is not None:
-            raise ExerciseUnavailable(module, unusable)
+            raise unusable
         run_seeds = self.seeds_for(hidden=item.get_closest_marker("public") is None)
         seeds.enter(run_seeds, exercise, item.nodeid)
         self._sandbox.reseed(seeds.worker_seed(run_seeds, exercise, item.nodeid))

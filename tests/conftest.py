@@ -45,6 +45,12 @@ os.environ[WORKER_USER_ENV] = worker_user("default")     # grade, batch and chec
 levels.detect()
 forkserver.shared()
 
+# Two test processes share two cores with the workers of their gradings: this process's own
+# torch work (references, the engine's tests) runs on one thread, as a grader's does
+# (autograder/suites/conftest.py), so OpenMP threads never spin for cores the others hold.
+import torch  # noqa: E402  (after the zygote: it forks from a process without a thread pool)
+torch.set_num_threads(1)
+
 # `make check` (-m "not slow") leaves these out: the Docker replica, real otter/nbgrader runs,
 # built zips and wheels, corpora under other secrets, process-lifetime and cluster runs.
 SLOW = {"test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_interop_nbgrader.py",

@@ -493,3 +493,6 @@ def test_a_notebook_that_takes_too_long_to_import_is_named_with_its_cells(tmp_pa
     (fate,) = outcome.exercises
     assert fate.score == 0 and "importing attention.ipynb (its code cells, run top to bottom) failed" in fate.message
     assert "every code cell runs when the notebook is graded" in fate.message and "attention.py" not in fate.message
+    failed = [t for t in outcome.tests if not t.passed]
+    assert failed and all("attention.ipynb" in t.output and "attention.py" not in t.output for t in failed), \
+        "each test's own message names the notebook too"

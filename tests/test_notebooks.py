@@ -6,6 +6,7 @@ buggy function, the last cell shows that test failing (and still raises nothing)
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -38,8 +39,11 @@ def _run(folder: Path, ex: contract.Exercise) -> nbformat.NotebookNode:
     pytest.importorskip("ipykernel")
     from nbclient import NotebookClient
     nb = nbformat.read(folder / ex.folder / f"{ex.folder}.ipynb", as_version=4)
+    # one maths thread in the kernel: two test processes share two cores (ex5's notebook took
+    # 44 s under the full run's load with the default threads)
     NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(folder / ex.folder)}}).execute()
+                   resources={"metadata": {"path": str(folder / ex.folder)}}).execute(
+        env={**os.environ, "OMP_NUM_THREADS": "1"})
     return nb
 
 

@@ -94,10 +94,17 @@ def attend_next(q_t, K_cache, V_cache, part: str = "output") -> Candidates:
         out[NEXT_FIRST_ONLY] = V[:, 0]
         if K.shape[1] > 1:
             out[NEXT_SKIPS_NEWEST] = attend(q, K[:, :-1], V[:, :-1])[0]
-    elif K.shape[1] > 1:                                # all the weight on one key: (B, t) one-hot rows
-        out[NEXT_LAST_ONLY] = torch.nn.functional.one_hot(torch.full(K.shape[:1], K.shape[1] - 1), K.shape[1]).double()
-        out[NEXT_FIRST_ONLY] = torch.nn.functional.one_hot(torch.zeros(K.shape[:1], dtype=torch.long), K.shape[1]).double()
+    elif K.shape[1] > 1:                                # all the weight on one key
+        out[NEXT_LAST_ONLY] = _all_on_key(K, K.shape[1] - 1)
+        out[NEXT_FIRST_ONLY] = _all_on_key(K, 0)
     return out
+
+
+def _all_on_key(K: torch.Tensor, key: int) -> torch.Tensor:
+    """Weights (B, t), float64, that put everything on key ``key`` of the cache ``K`` (B, t, d)."""
+    weights = torch.zeros(K.shape[:2], dtype=torch.float64)
+    weights[:, key] = 1.0
+    return weights
 
 
 # --------------------------------------------------------------------------- generation

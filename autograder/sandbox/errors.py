@@ -46,8 +46,8 @@ class WorkerCrashed(StudentError):
 class ExerciseUnavailable(StudentError):
     """The student's module for this exercise is missing or failed to import."""
 
-    def __init__(self, module: str, error: WorkerError):
-        super().__init__(describe_load_error(module, error), error)
+    def __init__(self, module: str, error: WorkerError, notebook: bool = False):
+        super().__init__(describe_load_error(module, error, notebook=notebook), error)
         self.module = module
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from autograder.jsontypes import JSONObject
 from autograder.sandbox import protocol, wire
-from autograder.sandbox.errors import (ExerciseUnavailable, NotImplementedByStudent, StudentError,
+from autograder.sandbox.errors import (NotImplementedByStudent, StudentError,
                                        UnsupportedValue, describe_error)
 from autograder.sandbox.session import Channel
 
@@ -58,10 +58,11 @@ class Remote:
 
     def _checked_ref(self) -> protocol.Ref:
         """This object's reference, if it still names something in the worker."""
-        if self._module is not None and self._channel.load_error(self._module) is not None:
+        unavailable = self._channel.unavailable(self._module) if self._module is not None else None
+        if unavailable is not None:
             # e.g. a student function handed to a support helper: report why the module is
             # unavailable, not "this object no longer exists in the worker"
-            raise ExerciseUnavailable(self._module, self._channel.load_error(self._module))
+            raise unavailable
         if self._generation != self._channel.generation and not self._ref.survives_restart:
             raise StudentError(f"{self._label} belonged to a worker that has since been restarted")
         return self._ref

@@ -30,6 +30,7 @@ class ModuleSource:
     name: str          # "attention"
     filename: str      # what tracebacks show, e.g. "attention.py"
     text: str
+    notebook: bool = False     # handed in as "attention.ipynb": ``text`` is its code cells
 
 
 class Channel(Protocol):
@@ -45,6 +46,9 @@ class Channel(Protocol):
 
     def load_error(self, module: str) -> protocol.WorkerError | None:
         """Why ``module`` cannot be used (missing, syntax error, import error), or None."""
+
+    def unavailable(self, module: str) -> ExerciseUnavailable | None:
+        """What a test that calls ``module`` fails with when it cannot be used, or None."""
 
     def discard_worker(self) -> None:
         """The worker broke the protocol: kill it, never trust it again."""
@@ -147,6 +151,13 @@ class Sandbox:
     def load_error(self, module: str) -> protocol.WorkerError | None:
         return self.load_errors.get(module)
 
+    def unavailable(self, module: str) -> ExerciseUnavailable | None:
+        error = self.load_errors.get(module)
+        if error is None:
+            return None
+        source = self.modules.get(module)
+        return ExerciseUnavailable(module, error, notebook=source is not None and source.notebook)
+
     def start_error(self, module: str) -> str | None:
         """Why no worker could be started for ``module``'s tests (the machine's problem), or None."""
         return self.start_errors.get(module if self.backend.per_exercise else None)
@@ -184,7 +195,7 @@ class Sandbox:
         if module is not None and module in self.modules:
             self.enter(module)
         if module is not None and module in self.load_errors:
-            raise ExerciseUnavailable(module, self.load_errors[module])
+            raise self.unavailable(module)
         return self._send(request, self.config.call_timeout if timeout is None else timeout)
 
     def _send(self, request: protocol.Request, timeout: float) -> protocol.Reply:

@@ -10,6 +10,7 @@ so that a cause can be read from the function that made the mistake, not only th
 from __future__ import annotations
 
 import pytest
+import torch
 
 from autograder.diagnosis.causes import text as cause_text
 from autograder.diagnosis.errors import cause_of_error
@@ -19,6 +20,23 @@ from autograder.suites import checks
 from autograder.suites.checks import CAUSE
 
 _NO_CAUSE_KINDS = (ErrorKind.NOT_IMPLEMENTED, ErrorKind.UNENCODABLE, ErrorKind.TIMEOUT, ErrorKind.DIED)
+_THREADS_KEY = pytest.StashKey[int]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The grader's own torch work (references on tiny tensors, ex5's and ex6's small
+    trainings) runs on one thread, as the workers do (``forkserver._single_threaded_maths``):
+    on a busy machine (two graders, a batch, the kit's own tests) OpenMP threads spinning for
+    cores that the workers hold made ex6's training test three to four times slower. The
+    caller's setting comes back at the end (``check`` may run in a student's notebook)."""
+    session.stash[_THREADS_KEY] = torch.get_num_threads()
+    torch.set_num_threads(1)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    before = session.stash.get(_THREADS_KEY, None)
+    if before is not None:
+        torch.set_num_threads(before)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -29,7 +29,9 @@ def _models(support, offset: int, tie_period: int | None = None,
     with ``prompt``, the first of a few candidate seeds whose greedy continuation of it has
     clear margins (random weights could put two logits within rounding of each other) and,
     with ``varied``, changes token in some row (a tiny random LM often repeats one token, and
-    then logits computed once, from the prompt alone, give the right answer). With
+    then logits computed once, from the prompt alone, give the right answer) and differs
+    from the continuations that see only the newest token or only the last prompt-length
+    tokens (on some models a short window happens to give the same tokens). With
     ``tie_period``, a candidate on whose ties ``torch.topk`` picks another index than the
     lowest is preferred: its tie order is unspecified and on about 1 model in 12 it picks
     the lowest at every step, so the ties would not tell. A candidate with clear margins
@@ -44,7 +46,7 @@ def _models(support, offset: int, tie_period: int | None = None,
         logits = _step_logits(local, want, prompt.shape[1])
         if not _margins_ok(logits, tie_period):
             continue
-        if varied and not _changes_token(want, prompt.shape[1]):
+        if varied and not (_changes_token(want, prompt.shape[1]) and _needs_whole_context(local, prompt, want)):
             continue
         if tie_period is None or _topk_breaks_a_tie_differently(logits):
             return support.lm.build(**kwargs), local
@@ -71,6 +73,21 @@ def _changes_token(ids: torch.Tensor, prompt_len: int) -> bool:
     """Some row's generated tokens are not all the same token."""
     generated = ids[:, prompt_len:]                                    # (B, k)
     return bool((generated != generated[:, :1]).any())
+
+
+def _needs_whole_context(model, prompt: torch.Tensor, want: torch.Tensor) -> bool:
+    """Greedy decoding that feeds the model only the newest token, or only a window as long
+    as the prompt, gives other tokens than ``want`` (B, t + k) somewhere."""
+    t, k = prompt.shape[1], want.shape[1] - prompt.shape[1]
+    for window in (1, t):
+        ids = prompt.clone()
+        with torch.no_grad():
+            for _ in range(k):
+                logits = model(ids[:, -window:])[:, -1, :]                 # (B, vocab)
+                ids = torch.cat([ids, logits.argmax(dim=-1, keepdim=True)], dim=1)
+        if torch.equal(ids, want):
+            return False
+    return True
 
 
 def _margins_ok(step_logits: list[torch.Tensor], tie_period: int | None) -> bool:

@@ -24,10 +24,6 @@ def seed(offset: int) -> int:
     """The current test's seed number ``offset``."""
     return seeds.seed(offset)
 
-# The grader's own torch work here is tiny: one thread, so that OpenMP threads spinning on a
-# busy 2-core machine do not slow it down (workers are single-threaded too, see forkserver).
-torch.set_num_threads(1)
-
 # sizes: n < max_len so that pos(arange(n)) and pos.weight differ
 VOCAB, D_MODEL, CLASSES, MAX_LEN = 11, 16, 11, 12
 BATCH, SEQ = 5, 9

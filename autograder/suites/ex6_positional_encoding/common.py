@@ -85,6 +85,15 @@ def expect_unchanged(changes: list[float], names: list[str], function: str) -> N
                     General.IN_PLACE)
 
 
+def learned_module(student, support, offset: int, max_len: int, d_model: int):
+    """(the student's ``LearnedPositionalEmbedding(max_len, d_model)``, built fresh, with the
+    hidden table of seed number ``offset`` loaded; that table, (max_len, d_model) float32)."""
+    module = student.positional.LearnedPositionalEmbedding(max_len, d_model)
+    state = learned_state(offset, max_len, d_model)
+    load_learned(support, module, state)
+    return module, state["pos.weight"]
+
+
 def load_learned(support, remote, state: dict[str, torch.Tensor]) -> None:
     """Give the student's module the hidden weights (its only parameter is ``pos.weight``; its
     own buffers, which the contract leaves free, are kept: ``support.modules.load_weights``)."""

@@ -47,7 +47,7 @@ def test_learned_leaves_input_unchanged(student, support, kind):
 def test_learned_on_meta(student, support):
     """LearnedPositionalEmbedding.forward keeps the device (module and x on meta)"""
     _loaded_and_right(student, support, 74)            # judged on a module whose forward is right …
-    module = _loaded(student, support, 74)             # … with one whose first call is on meta (as built)
+    module, _ = common.learned_module(student, support, 74, 8, 6)   # … with one whose first call is on meta (as built)
     expect_on_meta(support, module, "LearnedPositionalEmbedding(8, 6)(x)", [common.randn(73, 2, 5, 6)],
                    outputs=["output"], dtype="float32", shapes=[(2, 5, 6)])
 
@@ -75,19 +75,12 @@ def _expect_adds(student, x, pe) -> None:
     common.expect_sum(got, x, pe, "add_positional_encoding(x, pe)", torch.float32)
 
 
-def _loaded(student, support, offset: int):
-    """LearnedPositionalEmbedding(8, 6) with hidden weights loaded."""
-    module = student.positional.LearnedPositionalEmbedding(8, 6)
-    common.load_learned(support, module, common.learned_state(offset, 8, 6))
-    return module
-
-
 def _loaded_and_right(student, support, offset: int):
     """LearnedPositionalEmbedding(8, 6) with hidden weights loaded, whose forward is right on a
     plain tensor: the rules are judged on a module that adds its table."""
-    module = _loaded(student, support, offset)
+    module, table = common.learned_module(student, support, offset, 8, 6)
     x = common.randn(offset + 1, 2, 5, 6)
     with checks.calling("LearnedPositionalEmbedding.forward"):
-        common.expect_learned(module(x), x, common.learned_state(offset, 8, 6)["pos.weight"],
+        common.expect_learned(module(x), x, table,
                               "LearnedPositionalEmbedding(8, 6)(x)")
     return module

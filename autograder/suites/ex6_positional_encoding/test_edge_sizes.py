@@ -28,16 +28,14 @@ def test_table_of_one_position(student):
                     "LearnedPositionalEmbedding.forward:size/one position", "add_positional_encoding:size/one position")
 def test_one_position(student, support):
     """LearnedPositionalEmbedding.forward and add_positional_encoding on x with one position (n = 1)"""
-    module = student.positional.LearnedPositionalEmbedding(5, 4)
-    state = common.learned_state(30, 5, 4)
-    common.load_learned(support, module, state)
+    module, table = common.learned_module(student, support, 30, 5, 4)
     x = common.randn(31, 2, 1, 4)
     inputs = checks.describe_inputs(x=x) + ", max_len=5"
     with checks.calling("LearnedPositionalEmbedding.forward"):
         out = module(x)
     common.expect_tensor(out, "forward(x)")
     checks.expect_shape(out, (2, 1, 4), "forward(x)", inputs)
-    checks.expect_close(out, x.double() + state["pos.weight"].double()[:1], "forward(x)", inputs=inputs,
+    checks.expect_close(out, x.double() + table.double()[:1], "forward(x)", inputs=inputs,
                         rtol=1e-5, atol=1e-6)
     pe = ref.sinusoidal_encoding(3, 4)
     got = common.expect_tensor(student.positional.add_positional_encoding(x, pe), "add_positional_encoding(x, pe)")
