@@ -174,7 +174,18 @@ def test_colorbar_in_explicit_cax():
     assert describe_axes(ax)["has_colorbar"] is True
     f = describe_figure(fig)
     assert f["n_colorbars"] == 1 and len(f["axes"]) == 1
-    assert f["axes"][0]["row"] is None and f["grid"] is None        # not from a subplot grid
+    # not from a subplot grid: read from where the plots sit (one plot, a 1 x 1 grid); the
+    # colorbar's axes is no cell of it
+    assert (f["axes"][0]["row"], f["axes"][0]["col"], f["grid"]) == (0, 0, [1, 1])
+
+
+def test_hand_placed_plots_overlapping_are_no_grid():
+    fig = plt.figure()
+    for box in ((0.1, 0.1, 0.6, 0.6), (0.3, 0.3, 0.6, 0.6)):        # two plots overlapping
+        fig.add_axes(box).imshow(W)
+    fig.add_axes((0.1, 0.1, 0.6, 0.6)).imshow(W)                   # a second plot in the first's cell
+    f = describe_figure(fig)
+    assert f["grid"] is None and all(a["row"] is None for a in f["axes"])
 
 
 def test_empty_axes():

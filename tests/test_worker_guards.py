@@ -79,9 +79,8 @@ def test_support_code_ignores_rebound_globals():
 load("attention", """
 import numpy as np
 import autograder.support.autograd as A
-A.largest_change = lambda before, after: 0.0
-A._copy = lambda value: value
-np.isnan = lambda a: np.ones(np.shape(a), dtype=bool)
+A._copy = lambda value: np.arange(3.0)
+np.copy = lambda a, *args, **kwargs: np.arange(3.0)
 def in_place(x):
     x -= 1.0
     return x
@@ -89,11 +88,11 @@ def pure(x):
     return x - 1.0
 """)
 x = np.arange(3.0)
-bad = call("support", ["autograd", "call_and_check_unchanged"], {"R": "m:attention", "path": ["in_place"]}, [x])
-good = call("support", ["autograd", "call_and_check_unchanged"], {"R": "m:attention", "path": ["pure"]}, [x])
-print(json.dumps({"bad": bad[1], "good": good[1]}))
+bad = call("support", ["autograd", "call_returning_arguments"], {"R": "m:attention", "path": ["in_place"]}, [x])
+good = call("support", ["autograd", "call_returning_arguments"], {"R": "m:attention", "path": ["pure"]}, [x])
+print(json.dumps({"bad": [a.tolist() for a in bad[1]], "good": [a.tolist() for a in good[1]]}))
     ''')
-    assert out["bad"] == [1.0] and out["good"] == [0.0]
+    assert out["bad"] == [[-1.0, 0.0, 1.0]] and out["good"] == [[0.0, 1.0, 2.0]]
 
 
 FORGED_FIGURES = '''

@@ -13,8 +13,9 @@
 * :func:`freeze_support` — the kit's support functions as they were before student code ran:
   each function gets its own copy of its module's globals, in which modules (``np``,
   ``torch``, ``F``) are replaced by read-only snapshots of their namespaces. A student file
-  that rebinds ``autograder.support.autograd.largest_change`` or ``numpy.abs`` no longer changes
-  what ``call_and_check_unchanged`` reports.
+  that rebinds ``autograder.support.autograd._copy`` or ``numpy.copy`` no longer changes
+  what ``call_returning_arguments`` sends back. (What a call did to its inputs is judged in
+  the grader, against the values it sent: ``contract_rules.call_and_check_unchanged``.)
 
 Only the worker is affected; the grader process never installs either.
 """

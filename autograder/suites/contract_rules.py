@@ -10,10 +10,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+import torch
+
 from autograder.diagnosis.causes import Cause, Diagnosis
 from autograder.diagnosis.causes import General
 from autograder.diagnosis.errors import cause_of_error, device_cause, frames_of
 from autograder.suites import checks
+from autograder.support.autograd import largest_change
 
 KIND_TEXT = {
     "ndarray": "a NumPy array",
@@ -30,6 +34,31 @@ _ABOUT_DEVICES = r"\bmeta\b|same device|expected device|to numpy|data-dependent|
 def _cause(error: dict) -> Diagnosis | None:
     """The likely mistake behind a probe's error record (type, message, the student's frames)."""
     return cause_of_error(error["type"], error["message"], error.get("where"), checks.student_sources)
+
+
+def call_and_check_unchanged(support: Any, fn: Any, args: list, kwargs: dict | None = None) -> tuple:
+    """``fn(*args, **kwargs)`` called in the worker: ``(result, changes)``, ``changes`` holding,
+    per positional then keyword argument, its largest absolute change (0.0: untouched or not an
+    array; ``inf``: its shape changed; bool/int arrays: the number of changed entries).
+
+    Judged here, in the grader: the worker sends back its arrays as they are after the call
+    (``support.autograd.call_returning_arguments``) and they are compared with the values this
+    process sent, which no student code can reach (a snapshot in the worker could be rewritten
+    by the student's function, from its callers' frames)."""
+    kwargs = dict(kwargs or {})
+    result, after = support.autograd.call_returning_arguments(fn, list(args), kwargs)
+    sent = [*args, *kwargs.values()]
+    return result, [largest_change(s, a) if isinstance(s, (np.ndarray, torch.Tensor)) else 0.0
+                    for s, a in zip(sent, after)]
+
+
+def _changed(sent: Any, after: list) -> bool:
+    """Whether any object the worker made from ``sent`` (an array or tensor of this process)
+    holds other values after the call (``after``: their NumPy values, from the probe)."""
+    if not after:
+        return False
+    before = sent.detach().cpu().numpy() if isinstance(sent, torch.Tensor) else np.asarray(sent)
+    return any(not largest_change(before, value) == 0.0 for value in after)
 
 
 def kind_id(kind: str) -> str:
@@ -60,7 +89,7 @@ def expect_inputs_unchanged(support: Any, fn: Any, what: str, args: list, names:
     if tokens is not None and (not report["strings"] or not set(report["strings"]) <= set(tokens)):
         checks.fail(f"{what} returned strings other than the given tokens ({KIND_TEXT[kind]}): this rule "
                     "is judged on a call that works")
-    touched = [n for n, c in zip(names, report["changes"]) if not c == 0.0]
+    touched = [n for n, arg, after in zip(names, args, report["after"]) if _changed(arg, after)]
     if touched:
         checks.fail(f"{what} modified its input{'s' if len(touched) > 1 else ''} {', '.join(touched)} "
                     f"in place ({KIND_TEXT[kind]})", General.IN_PLACE)

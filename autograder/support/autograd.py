@@ -5,7 +5,10 @@ test that needs ``d(sum(g * f(x)))/dx`` through a student function asks the work
 build the graph here, next to the student's code, and gets plain tensors back.
 
 Everything returns plain data (tensors, arrays, bools, floats, lists, dicts). Nothing
-here knows an expected value: the grading process makes every judgement.
+here knows an expected value: the grading process makes every judgement. Whether a call
+modified its inputs is judged there too (``contract_rules.call_and_check_unchanged``): a snapshot
+kept here, in the process that runs the student's code, could be rewritten by that code
+(it can walk up its callers' frames to the snapshot); the grader's own copies cannot.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-__all__ = ["grads", "call_and_check_unchanged", "call_and_check_aliasing"]
+__all__ = ["grads", "call_returning_arguments", "call_and_check_aliasing"]
 
 
 def _outputs(result: Any) -> list:
@@ -109,21 +112,14 @@ def largest_change(before: Any, after: Any) -> float:
     return float(diff[~same].max())
 
 
-def call_and_check_unchanged(fn: Callable, args: list, kwargs: dict | None = None) -> tuple:
-    """Call ``fn(*args, **kwargs)`` and report whether it modified its array arguments.
-
-    Returns ``(result, changes)`` where ``changes`` has one entry per positional
-    argument and then one per keyword argument (in the given order): the largest
-    absolute change of that argument's values (``0.0``: untouched; non-array arguments
-    always ``0.0``; ``inf`` when its shape changed; for bool/int arrays, the number of
-    changed entries).
-    """
+def call_returning_arguments(fn: Callable, args: list, kwargs: dict | None = None) -> tuple:
+    """Call ``fn(*args, **kwargs)``; return ``(result, after)``: ``after`` holds each array or
+    tensor argument (positional, then keyword, in the given order) as it is after the call,
+    and None for other arguments. The grader compares them with the values it sent."""
     kwargs = dict(kwargs or {})
-    items = list(args) + list(kwargs.values())
-    before = [_copy(v) for v in items]
+    items = (*args, *kwargs.values())
     result = fn(*args, **kwargs)
-    changes = [largest_change(b, v) for b, v in zip(before, items)]
-    return result, changes
+    return result, [_copy(v) for v in items]
 
 
 def _memory_of(value: Any) -> tuple[int, int] | None:

@@ -184,10 +184,27 @@ def _tick_labels(ax: Axes, which: str) -> list[str]:
     return [text for _, text in items]
 
 
-def _colorbar_mappables(fig: Figure | None) -> list:
+def _colorbar_axes(fig: Figure | None) -> list[Axes]:
+    """Every colorbar of the figure: in its own axes (``fig.colorbar(image, ax=...)``,
+    ``cax=fig.add_subplot(...)``) or in an inset of a plot's axes (``cax=ax.inset_axes(...)``,
+    which ``fig.get_axes()`` does not list)."""
     if fig is None:
         return []
-    return [a._colorbar.mappable for a in fig.get_axes() if _is_colorbar_axes(a)]
+    found, seen = [], set()
+    pending = list(fig.get_axes())
+    while pending:
+        ax = pending.pop(0)
+        if id(ax) in seen:
+            continue
+        seen.add(id(ax))
+        if _is_colorbar_axes(ax):
+            found.append(ax)
+        pending.extend(getattr(ax, "child_axes", []))
+    return found
+
+
+def _colorbar_mappables(fig: Figure | None) -> list:
+    return [a._colorbar.mappable for a in _colorbar_axes(fig)]
 
 
 # --------------------------------------------------------------------------- public
@@ -244,15 +261,85 @@ def _title(ax: Axes) -> str:
     return ""
 
 
-def _grid_position(ax: Axes) -> tuple[tuple[int, int] | None, int | None, int | None]:
-    """((nrows, ncols), row, col) of ``ax`` in its figure's top-level subplot grid."""
+def _top_spec(ax: Axes):
+    """The axes' spec in its figure's top-level grid (a colorbar may have nested the axes'
+    own spec), or None when it does not come from a grid."""
     get_ss = getattr(ax, "get_subplotspec", None)
     ss = get_ss() if get_ss is not None else None
-    if ss is None:
+    return ss.get_topmost_subplotspec() if ss is not None else None
+
+
+def _colorbar_only_lines(plot_axes: list[Axes], colorbars: list[Axes]) -> tuple[set[int], set[int]]:
+    """(rows, columns) of the plots' top-level grid that hold a colorbar and no plot: e.g. the
+    narrow last column of ``GridSpec(nrows, ncols + 1, width_ratios=[..., 0.05])`` that a
+    shared colorbar is drawn in. They are not part of the grid of plots."""
+    specs = [s for s in (_top_spec(a) for a in plot_axes) if s is not None]
+    if not specs:
+        return set(), set()
+    gridspec = specs[0].get_gridspec()
+    used_rows = {r for s in specs if s.get_gridspec() is gridspec for r in s.rowspan}
+    used_cols = {c for s in specs if s.get_gridspec() is gridspec for c in s.colspan}
+    bar_rows, bar_cols = set(), set()
+    for spec in (_top_spec(a) for a in colorbars):
+        if spec is not None and spec.get_gridspec() is gridspec:
+            bar_rows.update(spec.rowspan)
+            bar_cols.update(spec.colspan)
+    return bar_rows - used_rows, bar_cols - used_cols
+
+
+def _grid_position(ax: Axes, skip: tuple[set[int], set[int]] = (set(), set())
+                   ) -> tuple[tuple[int, int] | None, int | None, int | None]:
+    """((nrows, ncols), row, col) of ``ax`` in its figure's top-level subplot grid, leaving out
+    the rows and columns in ``skip`` (those that hold only a colorbar)."""
+    top = _top_spec(ax)
+    if top is None:
         return None, None, None
-    top = ss.get_topmost_subplotspec()        # a colorbar may have nested the axes' own spec
     nrows, ncols = top.get_gridspec().get_geometry()
-    return (int(nrows), int(ncols)), int(top.rowspan.start), int(top.colspan.start)
+    rows, cols = skip
+    row, col = int(top.rowspan.start), int(top.colspan.start)
+    return ((int(nrows) - len(rows), int(ncols) - len(cols)),
+            row - sum(1 for r in rows if r < row), col - sum(1 for c in cols if c < col))
+
+
+def _lines(values: list[float], tolerance: float = 1e-3) -> list[float]:
+    """The distinct values (figure fractions), those within ``tolerance`` taken as one."""
+    lines: list[float] = []
+    for v in sorted(values):
+        if not lines or v - lines[-1] > tolerance:
+            lines.append(v)
+    return lines
+
+
+def _placed_box(ax: Axes):
+    """Where the axes is drawn, in figure fractions: its locator's box when it has one
+    (``ImageGrid`` places its cells with locators; ``get_position`` gives the whole grid)."""
+    locator = ax.get_axes_locator()
+    if locator is not None:
+        try:
+            return locator(ax, ax.figure.canvas.get_renderer())
+        except Exception:           # a locator of the student's own that fails: no position
+            pass
+    return ax.get_position()
+
+
+def _grid_from_positions(axes: list[Axes]) -> dict[int, tuple[tuple[int, int], int, int]]:
+    """For axes laid out without a subplot grid (``mpl_toolkits``' ``ImageGrid``, axes placed
+    by hand): {id(axes): ((nrows, ncols), row, col)}, rows and columns read from where the
+    axes sit on the figure (top row first), when they form a grid at all. Only the visible
+    axes are given: the cells left hidden are the last ones, so they never widen the grid."""
+    boxes = {id(a): _placed_box(a) for a in axes}
+    lefts = _lines([b.x0 for b in boxes.values()])
+    tops = _lines([-b.y1 for b in boxes.values()])
+    if not axes or len(lefts) * len(tops) < len(axes):
+        return {}
+
+    def index(lines: list[float], v: float) -> int:
+        return min(range(len(lines)), key=lambda i: abs(lines[i] - v))
+
+    cells = {key: (index(tops, -b.y1), index(lefts, b.x0)) for key, b in boxes.items()}
+    if len(set(cells.values())) < len(cells):          # two axes in one cell: not a grid
+        return {}
+    return {key: ((len(tops), len(lefts)), row, col) for key, (row, col) in cells.items()}
 
 
 def describe_figure(fig: Figure) -> dict[str, Any]:
@@ -267,9 +354,13 @@ def describe_figure(fig: Figure) -> dict[str, Any]:
     all_axes = fig.get_axes()
     _settle(fig, all_axes)
     plot_axes = [a for a in all_axes if not _is_colorbar_axes(a)]
+    colorbars = _colorbar_axes(fig)
+    skip = _colorbar_only_lines(plot_axes, colorbars)
+    by_position = {} if any(_top_spec(a) is not None for a in plot_axes) else \
+        _grid_from_positions([a for a in plot_axes if a.get_visible()])    # hidden: spare cells, unused bars
     described, grid = [], None
     for order, ax in enumerate(plot_axes):
-        geometry, row, col = _grid_position(ax)
+        geometry, row, col = by_position.get(id(ax)) or _grid_position(ax, skip)
         if grid is None and geometry is not None:
             grid = list(geometry)
         info = describe_axes(ax, draw=False)
@@ -282,7 +373,7 @@ def describe_figure(fig: Figure) -> dict[str, Any]:
         "suptitle": _text(suptitle),
         "grid": grid,
         "axes": [info for *_, info in described],
-        "n_colorbars": sum(1 for a in all_axes if _is_colorbar_axes(a)),
+        "n_colorbars": len(colorbars),
     }
 
 

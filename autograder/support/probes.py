@@ -21,7 +21,6 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from autograder.support.autograd import largest_change
 
 __all__ = ["call_unchanged", "on_meta", "KINDS"]
 
@@ -35,11 +34,6 @@ def _snapshot(value: Any) -> np.ndarray | None:
     if isinstance(value, np.ndarray):
         return value.copy()
     return None
-
-
-def _change(before: np.ndarray | None, value: Any) -> float:
-    """Largest absolute change of ``value`` since its snapshot ``before`` (``inf``: shape changed)."""
-    return 0.0 if before is None else largest_change(before, _snapshot(value))
 
 
 def _as_kind(value: Any, kind: str) -> tuple[Any, list[Any]]:
@@ -139,22 +133,26 @@ def _student_frames(exc: BaseException | None, limit: int = 6) -> list[list]:
 def call_unchanged(fn: Callable, args: list, kwargs: dict | None = None, kind: str = "tensor",
                    which: list[int] | None = None) -> dict[str, Any]:
     """Call ``fn(*args, **kwargs)`` with ``args[i]`` (``i`` in ``which``, default every
-    array/tensor) turned into inputs of ``kind`` (see ``KINDS``), and report changes.
+    array/tensor) turned into inputs of ``kind`` (see ``KINDS``), and report what the grader
+    needs to judge the call.
 
-    Returns ``{"changes": [per positional argument: its largest absolute change, 0.0 when
-    untouched], "error": None or {"type", "message"}, "nonfinite": whether the result holds
-    NaN or inf, "strings": the (up to 200) strings in a result of nested lists, "useful":
-    whether it holds a number, array, tensor or drawing at all}``. For ``"shared"`` both the tensor and the NumPy array it shares memory
-    with are compared. ``NotImplementedError`` propagates (the stub's message).
+    Returns ``{"after": [per positional argument: the NumPy values, after the call, of the
+    objects made from it (for ``"shared"`` the tensor and the NumPy array it shares memory
+    with; none for an argument left as it was)], "error": None or {"type", "message"},
+    "nonfinite": whether the result holds NaN or inf, "strings": the (up to 200) strings in a
+    result of nested lists, "useful": whether it holds a number, array, tensor or drawing at
+    all}``. The grader compares ``after`` with the values it sent (a snapshot kept here could
+    be rewritten by the student's code). ``NotImplementedError`` propagates (the stub's message).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown input kind {kind!r}")
     args = list(args)
     which = list(range(len(args))) if which is None else which
-    watched: list[list[tuple[Any, np.ndarray | None]]] = [[] for _ in args]
+    watched: list[tuple[Any, ...]] = [() for _ in args]
     for i in which:
         args[i], objects = _as_kind(args[i], kind)
-        watched[i] = [(obj, _snapshot(obj)) for obj in objects]
+        watched[i] = tuple(objects)
+    watched = tuple(watched)
     error, nonfinite, strings, useful = None, False, [], True
     try:
         result = fn(*args, **dict(kwargs or {}))
@@ -163,8 +161,8 @@ def call_unchanged(fn: Callable, args: list, kwargs: dict | None = None, kind: s
         raise
     except Exception as exc:                          # reported, judged by the grader
         error = _error(exc)
-    changes = [max([_change(before, obj) for obj, before in objs], default=0.0) for objs in watched]
-    return {"changes": changes, "error": error, "nonfinite": nonfinite, "strings": strings, "useful": useful}
+    after = [[_snapshot(obj) for obj in objects] for objects in watched]
+    return {"after": after, "error": error, "nonfinite": nonfinite, "strings": strings, "useful": useful}
 
 
 def _describe(value: Any) -> dict[str, Any]:

@@ -49,6 +49,18 @@ def mask(offset: int, shape: tuple[int, ...]) -> np.ndarray:
     return flat.reshape(shape)
 
 
+def float32_scale_factors(d_k: int) -> tuple[float, ...]:
+    """Factors ``c`` such that attention of ``(c·Q, K, V)`` computed exactly is attention with
+    the scale 1/√d_k held in float32, as the common ``/ torch.sqrt(torch.tensor(d_k))`` (a
+    float32 tensor whatever Q's dtype) or ``* torch.tensor(d_k) ** -0.5`` computes it: the
+    result keeps Q's dtype (float64) but differs from the float64 scale by up to ~1e-8, which
+    the float64 tolerance alone would call wrong. Accepted results, not mistakes."""
+    root = math.sqrt(d_k)
+    divisor = float(torch.tensor(float(d_k), dtype=torch.float32).sqrt())
+    multiplier = float(torch.tensor(float(d_k), dtype=torch.float32) ** -0.5)
+    return root / divisor, root * multiplier
+
+
 def to_torch(*arrays: np.ndarray, dtype=torch.float64) -> list[torch.Tensor]:
     return [torch.tensor(a, dtype=dtype) if a.dtype != bool else torch.tensor(a) for a in arrays]
 

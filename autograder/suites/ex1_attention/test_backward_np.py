@@ -8,7 +8,7 @@ import pytest
 
 import reference.attention as ref
 from autograder.diagnosis import ex1 as mistakes
-from autograder.suites import checks
+from autograder.suites import checks, contract_rules
 from autograder.suites.ex1_attention import common
 
 NAME = "attention_backward_np"
@@ -73,7 +73,7 @@ def test_backward_leaves_inputs_unchanged(student, support):
     dO = common.rng(27).normal(size=(2, 3, 3))
     mask = common.mask(26, (3, 4))
     with checks.calling(f"attention.{NAME}"):
-        result, changes = support.autograd.call_and_check_unchanged(
-            getattr(student.attention, NAME), [dO, Q, K, V, mask])
+        result, changes = contract_rules.call_and_check_unchanged(
+            support, getattr(student.attention, NAME), [dO, Q, K, V, mask])
     common.expect_unchanged(changes, ["d_output", "Q", "K", "V", "mask"], NAME)
     checks.expect_all_finite(result, f"{NAME}(…)", checks.describe_inputs(d_output=dO, Q=Q, K=K, V=V, mask=mask))   # values: the other tests

@@ -6,7 +6,7 @@ import pytest
 
 import reference.attention as ref
 from autograder.diagnosis import ex1 as mistakes
-from autograder.suites import checks
+from autograder.suites import checks, contract_rules
 from autograder.suites.ex1_attention import common
 
 pytestmark = pytest.mark.covers("scaled_dot_product_attention_np")
@@ -107,7 +107,7 @@ def test_np_leaves_inputs_unchanged(student, support):
     Q, K, V = common.qkv(18, (2,), n=3, m=4, d_k=2, d_v=3)
     mask = common.mask(18, (3, 4))
     with checks.calling(f"attention.{NAME}"):
-        result, changes = support.autograd.call_and_check_unchanged(
-            student.attention.scaled_dot_product_attention_np, [Q, K, V, mask])
+        result, changes = contract_rules.call_and_check_unchanged(
+            support, student.attention.scaled_dot_product_attention_np, [Q, K, V, mask])
     common.expect_unchanged(changes, ["Q", "K", "V", "mask"], NAME)
     checks.expect_all_finite(result, f"{NAME}(…)", checks.describe_inputs(Q=Q, K=K, V=V, mask=mask))     # values: the other tests

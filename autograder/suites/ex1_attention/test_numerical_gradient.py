@@ -11,7 +11,7 @@ import pytest
 import reference.attention as ref
 from autograder.diagnosis import ex1 as mistakes
 from autograder.diagnosis.causes import General
-from autograder.suites import checks
+from autograder.suites import checks, contract_rules
 from autograder.suites.ex1_attention import common
 from autograder.support import functions
 
@@ -28,8 +28,8 @@ def _run(student, support, kind, params, x, eps=None):
     f_remote = support.functions.make_function(kind, params, x)
     kwargs = {} if eps is None else {"eps": eps}
     with checks.calling(f"attention.{NAME}"):
-        grad, changes = support.autograd.call_and_check_unchanged(
-            getattr(student.attention, NAME), [f_remote, x], kwargs)
+        grad, changes = contract_rules.call_and_check_unchanged(
+            support, getattr(student.attention, NAME), [f_remote, x], kwargs)
     report = f_remote.report()
     f_local = functions.make_function(kind, params)
     want = ref.numerical_gradient(f_local, x, **kwargs)

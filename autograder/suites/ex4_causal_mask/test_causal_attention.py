@@ -7,7 +7,7 @@ import torch
 import reference.causal as ref
 from autograder.diagnosis import ex4 as mistakes
 from autograder.diagnosis.causes import General
-from autograder.suites import checks
+from autograder.suites import checks, contract_rules
 from autograder.suites.ex4_causal_mask import common
 
 NAME = "causal_self_attention"
@@ -138,6 +138,6 @@ def test_causal_attention_leaves_inputs_unchanged(student, support):
     """causal_self_attention does not modify x or the matrices (and runs)"""
     args = _inputs(7, B=2, n=3, d_model=3, d_k=3, d_v=2)
     with checks.calling(f"causal.{NAME}"):
-        result, changes = support.autograd.call_and_check_unchanged(getattr(student.causal, NAME), args)
+        result, changes = contract_rules.call_and_check_unchanged(support, getattr(student.causal, NAME), args)
     common.expect_unchanged(changes, ["x", "W_q", "W_k", "W_v"], NAME)
     checks.expect_all_finite(result, f"{NAME}(…)", checks.describe_inputs(x=args[0]))  # values: the other tests

@@ -7,7 +7,7 @@ import torch
 import reference.causal as ref
 from autograder.diagnosis import ex4 as mistakes
 from autograder.diagnosis.causes import General
-from autograder.suites import checks
+from autograder.suites import checks, contract_rules
 from autograder.suites.ex4_causal_mask import common
 
 NAME = "attend_next"
@@ -81,7 +81,7 @@ def test_attend_next_differentiable_and_inputs_kept(student, support):
     q, K, V = common.randn(17, 2, 3), common.randn(18, 2, 4, 3), common.randn(19, 2, 4, 2)
     inputs = checks.describe_inputs(q_t=q, K_cache=K, V_cache=V)
     with checks.calling(f"causal.{NAME}"):
-        result, changes = support.autograd.call_and_check_unchanged(getattr(student.causal, NAME), [q, K, V])
+        result, changes = contract_rules.call_and_check_unchanged(support, getattr(student.causal, NAME), [q, K, V])
     common.expect_unchanged(changes, ["q_t", "K_cache", "V_cache"], NAME)
     checks.expect_all_finite(result, f"{NAME}(…)", inputs)    # values: the other tests
     g = common.randn(20, 2, 2)

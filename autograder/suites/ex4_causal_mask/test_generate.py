@@ -11,7 +11,7 @@ import torch
 import reference.causal as ref
 from autograder.diagnosis import ex4 as mistakes
 from autograder.suites.ex4_causal_mask.causes import Ex4Cause
-from autograder.suites import checks
+from autograder.suites import checks, contract_rules
 from autograder.suites.ex4_causal_mask import common
 from autograder.support import lm
 
@@ -193,8 +193,8 @@ def test_generate_single_row_and_prompt_kept(student, support):
     remote, local = _models(support, 4, None, prompt, 7)     # the model _check uses
     _check(student, support, 4, prompt, 7)
     with checks.calling(f"causal.{NAME}"):
-        result, changes = support.autograd.call_and_check_unchanged(getattr(student.causal, NAME),
-                                                               [remote, prompt, 3])
+        result, changes = contract_rules.call_and_check_unchanged(support, getattr(student.causal, NAME),
+                                                                  [remote, prompt, 3])
     common.expect_unchanged(changes[1:2], ["prompt"], NAME)
     want = ref.greedy_generate(local, prompt, 3)
     if not (isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(want.shape)

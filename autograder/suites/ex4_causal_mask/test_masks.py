@@ -6,7 +6,7 @@ import torch
 
 import reference.causal as ref
 from autograder.suites.ex4_causal_mask.causes import Ex4Cause
-from autograder.suites import checks
+from autograder.suites import checks, contract_rules
 from autograder.suites.ex4_causal_mask import common
 
 CAUSAL_WRONG = {
@@ -89,8 +89,8 @@ def test_combine_masks(student, support):
     padding = ref.create_padding_mask(torch.tensor([5, 2, 4]), n)
     inputs = checks.describe_inputs(causal=causal, padding=padding)
     with checks.calling("causal.combine_masks"):
-        got, changes = support.autograd.call_and_check_unchanged(student.causal.combine_masks,
-                                                                 [causal, padding])
+        got, changes = contract_rules.call_and_check_unchanged(support, student.causal.combine_masks,
+                                                               [causal, padding])
     wrong = {Ex4Cause.COMBINE_PADS_QUERIES: causal[None] & padding[:, :, None],
              Ex4Cause.COMBINE_OR: causal[None] | padding[:, None, :]}
     common.expect_mask(got, ref.combine_masks(causal, padding), "combine_masks(causal, padding)", inputs, wrong)

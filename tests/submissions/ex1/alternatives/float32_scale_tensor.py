@@ -1,0 +1,188 @@
+"""The torch function scales by torch.sqrt(torch.tensor(d_k)), a float32 tensor whatever Q's
+dtype: float64 results keep their dtype and differ from a float64 scale by ~1e-8."""
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional
+
+import numpy as np
+import torch
+
+
+# ----------------------------------------------------------------------------- NumPy
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax of ``x`` along ``axis``.
+
+    Args:
+        x: array of any shape and float dtype. Entries may be ``-inf`` (a masked
+            score; it gets probability 0) as long as every slice along ``axis`` has at
+            least one finite entry. Finite entries may be as large as ``±1e4`` in
+            magnitude: the result must contain no overflow, ``inf`` or ``NaN``.
+        axis: the axis to normalise over (negative values count from the end).
+
+    Returns:
+        A new float array (float64 is fine) of the same shape as ``x``, non-negative,
+        summing to 1 along ``axis``. ``x`` itself is not modified.
+
+    Hint: softmax is unchanged by subtracting a constant from every entry of a slice.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    # Subtracting the max makes every exponent <= 0, so exp never overflows.
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def scaled_dot_product_attention_np(
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    mask: Optional[np.ndarray] = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled dot-product attention in NumPy: ``softmax(Q Kᵀ / √d_k) V``.
+
+    Args:
+        Q: queries, shape ``(..., n, d_k)``.
+        K: keys, shape ``(..., m, d_k)``.
+        V: values, shape ``(..., m, d_v)``. The leading ``...`` dims (zero or more)
+            are the same for Q, K and V.
+        mask: optional boolean array broadcastable to ``(..., n, m)``; ``True`` where
+            query i may attend to key j. Masked positions get weight exactly 0 (fill
+            their scores with ``-inf`` or ``-1e9`` before the softmax). ``None`` means
+            every query attends to every key.
+
+    Returns:
+        ``(output, weights)``:
+        ``output`` of shape ``(..., n, d_v)`` and ``weights`` of shape ``(..., n, m)``
+        (each row of ``weights`` sums to 1). float64 is fine for both.
+
+    NumPy only (no torch, no scipy). Inputs are not modified.
+    """
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))   # compute in float64
+    d_k = Q.shape[-1]
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)          # (..., n, m)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)                          # (..., n, m)
+    output = weights @ V                                        # (..., n, d_v)
+    return output, weights
+
+
+def attention_backward_np(
+    d_output: np.ndarray,
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    mask: Optional[np.ndarray] = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Backward pass of :func:`scaled_dot_product_attention_np`, derived by hand.
+
+    With ``output, _ = scaled_dot_product_attention_np(Q, K, V, mask)``, return the
+    gradients of the scalar ``L = sum(d_output * output)`` with respect to Q, K and V.
+
+    Args:
+        d_output: upstream gradient ``∂L/∂output``, shape ``(..., n, d_v)``.
+        Q, K, V, mask: exactly as in :func:`scaled_dot_product_attention_np`. The mask
+            is treated as a constant (masked keys receive no gradient through the
+            masked scores).
+
+    Returns:
+        ``(dQ, dK, dV)`` with the same shapes as ``Q``, ``K`` and ``V`` (float64 is
+        fine).
+
+    NumPy only (no torch autograd, no scipy). Inputs are not modified.
+    Check your answer against :func:`numerical_gradient`.
+    """
+    d_output, Q, K, V = (np.asarray(a, dtype=np.float64) for a in (d_output, Q, K, V))
+    d_k = Q.shape[-1]
+    scale = 1.0 / np.sqrt(d_k)
+
+    # Forward pass again, keeping the intermediate we need: the weights P.
+    _, P = scaled_dot_product_attention_np(Q, K, V, mask)       # (..., n, m)
+
+    # output = P V  =>  dV = Pᵀ dO  and  dP = dO Vᵀ
+    dV = np.swapaxes(P, -1, -2) @ d_output                      # (..., m, d_v)
+    dP = d_output @ np.swapaxes(V, -1, -2)                      # (..., n, m)
+
+    # Softmax backward, one row p at a time. The Jacobian is diag(p) - p pᵀ, so
+    #   dS = (diag(p) - p pᵀ) dp = p * (dp - <p, dp>).
+    # Masked entries have p = 0, so they get dS = 0 automatically.
+    dS = P * (dP - np.sum(P * dP, axis=-1, keepdims=True))     # (..., n, m)
+
+    # S = Q Kᵀ * scale  =>  dQ = dS K * scale  and  dK = dSᵀ Q * scale
+    dQ = dS @ K * scale                                         # (..., n, d_k)
+    dK = np.swapaxes(dS, -1, -2) @ Q * scale                    # (..., m, d_k)
+    return dQ, dK, dV
+
+
+def numerical_gradient(
+    f: Callable[[np.ndarray], float],
+    x: np.ndarray,
+    eps: float = 1e-6,
+) -> np.ndarray:
+    """Gradient of the scalar function ``f`` at ``x`` by central differences.
+
+    For every element ``i`` of ``x`` (any shape):
+    ``grad[i] = (f(x + eps·e_i) − f(x − eps·e_i)) / (2·eps)``,
+    where ``e_i`` is the array that is 1 at position ``i`` and 0 elsewhere.
+
+    Args:
+        f: a function of one array of ``x``'s shape that returns a Python float.
+        x: float64 array, any shape (including 0-d).
+        eps: step size.
+
+    Returns:
+        A float64 array of the same shape as ``x``.
+
+    ``x`` must be unchanged when the function returns (if you perturb it in place,
+    restore every element). NumPy only.
+    """
+    x = np.array(x, dtype=np.float64)      # a private copy: the caller's x is never touched
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        original = x[i]
+        x[i] = original + eps
+        f_plus = f(x.copy())
+        x[i] = original - eps
+        f_minus = f(x.copy())
+        x[i] = original
+        grad[i] = (f_plus - f_minus) / (2 * eps)
+    return grad
+
+
+# ----------------------------------------------------------------------------- PyTorch
+
+def scaled_dot_product_attention(
+    Q: torch.Tensor,
+    K: torch.Tensor,
+    V: torch.Tensor,
+    mask: Optional[torch.Tensor] = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scaled dot-product attention in PyTorch: ``softmax(Q Kᵀ / √d_k) V``.
+
+    Same shapes and semantics as :func:`scaled_dot_product_attention_np`:
+
+    Args:
+        Q: ``(..., n, d_k)`` floating tensor.
+        K: ``(..., m, d_k)``, same dtype and device as Q.
+        V: ``(..., m, d_v)``, same dtype and device as Q.
+        mask: optional ``torch.bool`` tensor broadcastable to ``(..., n, m)``;
+            ``True`` where query i may attend to key j. Masked positions get weight
+            exactly 0 (fill their scores with ``-inf`` or a large negative number).
+
+    Returns:
+        ``(output, weights)``: ``output (..., n, d_v)`` and ``weights (..., n, m)``,
+        both with Q's dtype and device, and differentiable with respect to Q, K and V.
+
+    Not allowed: ``torch.nn.functional.scaled_dot_product_attention``,
+    ``torch.nn.MultiheadAttention``, and ``.detach()``/``.numpy()``/``.item()`` on the
+    computation path. Inputs are not modified in place.
+    """
+    d_k = Q.size(-1)
+    scores = Q @ K.transpose(-2, -1) / torch.sqrt(torch.tensor(d_k))   # a float32 scale, as many tutorials write it
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)                     # (..., n, m)
+    output = weights @ V                                        # (..., n, d_v)
+    return output, weights
