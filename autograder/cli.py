@@ -111,6 +111,13 @@ def _release_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_cmd_release)
 
 
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def _grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("submission", nargs="?")
     p.add_argument("--job", default=None, help=argparse.SUPPRESS)   # batch: a job file with the paths
@@ -120,9 +127,9 @@ def _grade_arguments(p: argparse.ArgumentParser) -> None:
     # only by `grade`: the sandbox package prepares the grader's config folders when imported)
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per call into student code")
-    p.add_argument("--import-timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--import-timeout", type=_positive_seconds, default=None, metavar="SECONDS",
                    help="seconds to import one student file, its top-level code (a notebook's cells) "
-                        "included (default: --timeout, and at least 20)")
+                        "included (default: the larger of --timeout and 20)")
     p.add_argument("--memory-mb", type=int, default=1024, help="extra memory the worker may use")
     p.add_argument("--worker-user", default=None,
                    help="unprivileged user the student's code runs as, when root (created on demand; "

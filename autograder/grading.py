@@ -31,7 +31,7 @@ import autograder
 from autograder import budget, contract, feedback, intake, results
 from autograder.plugin import GradingPlugin
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, backends, startup
-from autograder.sandbox.errors import describe_load_error
+from autograder.sandbox.errors import describe_load_error, describe_stopped_notebook
 from autograder.sandbox.protocol import ErrorKind, WorkerError
 from autograder.records import TestRecord
 
@@ -266,6 +266,9 @@ def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list
         mine = [t for t in tests if t.exercise == ex_id]
         module = found.exercise.module
         status, message = _status(found, sandbox.start_error(module), sandbox.load_error(module), plugin, budgets)
+        stopped = sandbox.load_notes.get(module)
+        if stopped is not None and status is results.ExerciseStatus.GRADED:
+            message = results.one_line(describe_stopped_notebook(found.origin or found.exercise.filename, stopped), 2000)
         out.append(results.ExerciseOutcome(
             exercise=ex_id, status=status, message=message,
             score=round(sum(t.score for t in mine), results.SCORE_DECIMALS),

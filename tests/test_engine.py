@@ -496,3 +496,44 @@ def test_a_notebook_that_takes_too_long_to_import_is_named_with_its_cells(tmp_pa
     failed = [t for t in outcome.tests if not t.passed]
     assert failed and all("attention.ipynb" in t.output and "attention.py" not in t.output for t in failed), \
         "each test's own message names the notebook too"
+
+
+def _notebook(folder: Path, name: str, sources: list[str]) -> Path:
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": s}
+             for s in sources]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return folder
+
+
+def test_a_notebook_cell_that_raises_stops_the_cells_after_it_as_run_all_does(tmp_path):
+    """A notebook ending in a demo of the required ValueError: the cells above it are graded
+    (full marks), and the exercise's message says where the cells stopped. Run All semantics:
+    what a cell after the error would define is missing, and only those tests fail."""
+    solution = solution_file("ex3").read_text()
+    demo = "MultiHeadAttention(10, 3)   # raises ValueError: 10 is not divisible by 3\n"
+    outcome = grade_folder(_notebook(tmp_path / "demo", "multihead.ipynb", [solution, demo]), "ex3")
+    (fate,) = outcome.exercises
+    assert (fate.status, fate.score) == (results.ExerciseStatus.GRADED, fate.max_score), fate.message
+    assert "a code cell raised ValueError" in fate.message and "MultiHeadAttention(10, 3)" in fate.message
+    assert "cells after it did not run" in fate.message
+
+    head, split_at = solution.split("\nclass MultiHeadAttention", 1)[0], "\nclass MultiHeadAttention"
+    tail = split_at + solution.split(split_at, 1)[1]
+    outcome = grade_folder(_notebook(tmp_path / "middle", "multihead.ipynb",
+                                     [head, "raise RuntimeError('a half-finished cell')\n", tail]), "ex3")
+    (fate,) = outcome.exercises
+    assert fate.status is results.ExerciseStatus.GRADED and 0 < fate.score < fate.max_score
+    assert "a code cell raised RuntimeError: a half-finished cell" in fate.message
+    passed = {t.name for t in outcome.tests if t.passed}
+    assert any("split_heads" in name for name in passed), "the functions above the error are graded"
+    assert not any("MultiHeadAttention" in name for name in passed), "the class after it never existed"
+
+
+def test_a_py_file_that_raises_at_import_is_still_an_import_error(tmp_path):
+    """Run All semantics are a notebook's only: a .py file that raises at import is not graded."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "multihead.py").write_text(solution_file("ex3").read_text() + "\nMultiHeadAttention(10, 3)\n")
+    (fate,) = grade_folder(sub, "ex3").exercises
+    assert fate.status is results.ExerciseStatus.IMPORT_ERROR and fate.score == 0

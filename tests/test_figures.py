@@ -179,13 +179,23 @@ def test_colorbar_in_explicit_cax():
     assert (f["axes"][0]["row"], f["axes"][0]["col"], f["grid"]) == (0, 0, [1, 1])
 
 
-def test_hand_placed_plots_overlapping_are_no_grid():
+@pytest.mark.parametrize("boxes", [((0.1, 0.1, 0.6, 0.6), (0.3, 0.3, 0.6, 0.6)),      # overlapping
+                                   ((0.1, 0.1, 0.5, 0.8), (0.2, 0.1, 0.5, 0.8))],     # one row, overlapping
+                         ids=["diagonal", "same row"])
+def test_hand_placed_plots_that_overlap_are_no_grid(boxes):
     fig = plt.figure()
-    for box in ((0.1, 0.1, 0.6, 0.6), (0.3, 0.3, 0.6, 0.6)):        # two plots overlapping
+    for box in boxes:
         fig.add_axes(box).imshow(W)
-    fig.add_axes((0.1, 0.1, 0.6, 0.6)).imshow(W)                   # a second plot in the first's cell
     f = describe_figure(fig)
     assert f["grid"] is None and all(a["row"] is None for a in f["axes"])
+
+
+def test_hand_placed_plots_side_by_side_are_a_grid():
+    fig = plt.figure()
+    for box in ((0.05, 0.1, 0.4, 0.8), (0.55, 0.1, 0.4, 0.8)):
+        fig.add_axes(box).imshow(W)
+    f = describe_figure(fig)
+    assert f["grid"] == [1, 2] and [(a["row"], a["col"]) for a in f["axes"]] == [(0, 0), (0, 1)]
 
 
 def test_empty_axes():

@@ -144,10 +144,21 @@ def test_requests_round_trip_through_frames():
     again = protocol.request_from_frame(*call.to_frame())
     assert again.target == call.target and again.args == {"L": [1]} and again.buffers == (b"x",)
     for request in (protocol.Load("attention", "attention.py", "x = 1"),
+                    protocol.Load("attention", "attention.py", "x = 1", notebook=True),
                     protocol.Call(protocol.Ref.module("attention").attr("f"), seed=7),
                     protocol.GetAttr(protocol.Ref.support().attr("lm")),
                     protocol.GetAttr(protocol.Ref.support().attr("lm"), seed=2**40)):
         assert protocol.request_from_frame(*request.to_frame()) == request
+
+
+def test_a_reply_carries_a_note_beside_its_value_only():
+    stopped = protocol.WorkerError(protocol.ErrorKind.EXCEPTION, "ValueError", "demo",
+                                   (protocol.Frame("attention.py", 9, "<module>", "f(0)"),))
+    reply = protocol.Reply(value={"H": 1}, note=stopped)
+    again = protocol.Reply.from_frame(*reply.to_frame())
+    assert again.note == stopped and again.value == {"H": 1}
+    with pytest.raises(protocol.WireError):
+        protocol.Reply.from_frame({"error": stopped.to_json(), "note": stopped.to_json()}, [])
 
 
 # --------------------------------------------------------------------------- decoding is bounded

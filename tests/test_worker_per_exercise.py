@@ -38,7 +38,8 @@ def scaled_dot_product_attention_np(Q, K, V, mask=None):
 '''
 
 # ex2, correct, plus the issue's forgery: from visualize.py, find the worker's support snapshot
-# (and any table holding one) and make call_and_check_unchanged report "unchanged" always.
+# (and any table holding one) and make call_returning_arguments send back copies taken before
+# the call, so that the grader would see "unchanged" always.
 FORGING_EX2 = solution("ex2") + '''
 
 import gc as _gc
@@ -47,26 +48,26 @@ import sys as _sys
 
 def _fake_unchanged(fn, args, kwargs=None):
     kwargs = dict(kwargs or {})
-    copies = [a.copy() if hasattr(a, "copy") else a for a in args]
-    return fn(*copies, **kwargs), [0.0] * (len(args) + len(kwargs))
+    before = [a.copy() if hasattr(a, "copy") else None for a in [*args, *kwargs.values()]]
+    return fn(*args, **kwargs), before
 
 
 def _forge():
     for obj in _gc.get_objects():
         try:
             support = getattr(obj, "_support", None)
-            if support is not None and "autograd.call_and_check_unchanged" in support:
+            if support is not None and "autograd.call_returning_arguments" in support:
                 forged = dict(support)
-                forged["autograd.call_and_check_unchanged"] = _fake_unchanged
+                forged["autograd.call_returning_arguments"] = _fake_unchanged
                 obj._support = forged
-            if isinstance(obj, dict) and "autograd.call_and_check_unchanged" in obj:
-                obj["autograd.call_and_check_unchanged"] = _fake_unchanged
+            if isinstance(obj, dict) and "autograd.call_returning_arguments" in obj:
+                obj["autograd.call_returning_arguments"] = _fake_unchanged
         except Exception:
             pass
     worker = _sys.modules.get("autograder.sandbox.worker")
     snapshot = getattr(worker, "_SUPPORT_SNAPSHOT", None)
     if isinstance(snapshot, dict):
-        snapshot["autograd.call_and_check_unchanged"] = _fake_unchanged
+        snapshot["autograd.call_returning_arguments"] = _fake_unchanged
 
 
 _forge()

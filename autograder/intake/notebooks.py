@@ -18,7 +18,10 @@ Which cells: every code cell, but those nbgrader manages as autograded tests (it
 flag without ``solution``: the release's test cells). In a notebook nbgrader manages, a cell the
 student added (no nbgrader metadata) runs as nbgrader runs it: an error in it is ignored
 (``allow_errors``) and the cells after it still run; every other cell runs as module code, as
-Jupyter's "Run All" runs it (an error stops the import, and is the student's to see).
+Jupyter's "Run All" runs it: an error stops the cells after it, what the cells before it
+defined is graded (a notebook ending in a demo of a required ``ValueError`` keeps its marks),
+and the exercise's message says where the cells stopped (``protocol.Load.notebook``; a
+syntax error or a hang still costs the exercise, as in a ``.py``).
 
 Where IPython is not installed (a student's own ``check`` without Jupyter), a cell is kept as
 written when it compiles, else lines starting with ``%`` or ``!`` become ``pass`` when that

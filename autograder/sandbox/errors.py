@@ -82,6 +82,16 @@ def describe_load_error(module: str, error: WorkerError, notebook: bool = False)
     return f"importing {filename} failed: " + describe_error(error, what="the module")
 
 
+def describe_stopped_notebook(notebook: str, error: WorkerError) -> str:
+    """A notebook whose code cells stopped at an error when graded (as Jupyter's Run All
+    stops): what was graded, and where it stopped."""
+    cell_lines = [f for f in error.where if f.function == "<module>" and f.source.strip()]
+    where = f" at `{cell_lines[-1].source.strip()}`" if cell_lines else ""     # the cell's own statement
+    raised = f"{error.type}: {error.message}" if error.message else error.type
+    return (f"{notebook}: a code cell raised {raised}{where}; as Jupyter's Run All does, the cells "
+            "after it did not run, and what the cells above it defined was graded")
+
+
 class SandboxStartError(RuntimeError):
     """The worker could not be set up: a problem of the grading machine, not the student."""
 

@@ -126,10 +126,13 @@ class Load:
     module: str            # "attention"
     filename: str          # what tracebacks show: "attention.py"
     source: str
+    # a notebook's cells: an error stops the cells after it, as Jupyter's "Run All" does, and
+    # the module keeps what the cells before it defined (the reply's ``note`` says which error)
+    notebook: bool = False
 
     def to_frame(self) -> tuple[dict, list[bytes]]:
         return {"op": Op.LOAD.value, "name": self.module, "filename": self.filename,
-                "source": self.source}, []
+                "source": self.source, **({"notebook": True} if self.notebook else {})}, []
 
 
 @dataclass(frozen=True)
@@ -183,9 +186,10 @@ def request_from_frame(header: JSONObject, buffers: list[bytes]) -> Request:
         raise WireError(f"unknown op {header.get('op')!r}") from None
     if op is Op.LOAD:
         name, filename, source = header.get("name"), header.get("filename"), header.get("source")
-        if not all(isinstance(v, str) for v in (name, filename, source)):
+        notebook = header.get("notebook", False)
+        if not all(isinstance(v, str) for v in (name, filename, source)) or not isinstance(notebook, bool):
             raise WireError("malformed load request")
-        return Load(name, filename, source)
+        return Load(name, filename, source, notebook)
     target, seed = Ref.from_json(header.get("target")), _seed_of(header)
     if op is Op.GETATTR:
         return GetAttr(target, seed)
@@ -298,11 +302,13 @@ _MAX_REACH_RECORDS = 20
 @dataclass(frozen=True)
 class Reply:
     """One answer: an encoded ``value`` (decode it with wire.Decoder and ``buffers``) or an
-    ``error``; and the reach-ins noticed while answering."""
+    ``error``; and the reach-ins noticed while answering. ``note``: with a value, an error
+    that did not stop the request (a notebook cell that raised: the cells after it did not run)."""
     value: Any = None
     error: WorkerError | None = None
     buffers: tuple[bytes, ...] = ()
     reach: tuple[ReachIn, ...] = ()
+    note: WorkerError | None = None
 
     @property
     def ok(self) -> bool:
@@ -310,6 +316,8 @@ class Reply:
 
     def to_frame(self) -> tuple[dict, list[bytes]]:
         header: dict = {"error": self.error.to_json()} if self.error else {"ok": self.value}
+        if self.note is not None and self.error is None:
+            header["note"] = self.note.to_json()
         if self.reach:
             header["reach"] = [[r.event, r.filename, r.line] for r in self.reach]
         return header, list(self.buffers)
@@ -319,8 +327,9 @@ class Reply:
         """A worker's reply frame, checked (``WireError`` when it breaks the format)."""
         header = dict(header)
         reach = _reach_records(header.pop("reach")) if "reach" in header else ()
+        note = WorkerError.from_json(header.pop("note")) if "note" in header and "ok" in header else None
         if set(header) == {"ok"}:
-            return cls(value=header["ok"], buffers=tuple(buffers), reach=reach)
+            return cls(value=header["ok"], buffers=tuple(buffers), reach=reach, note=note)
         if set(header) != {"error"}:
             raise WireError("malformed reply")
         return cls(error=WorkerError.from_json(header["error"]), reach=reach)

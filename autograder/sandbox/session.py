@@ -62,6 +62,7 @@ class Sandbox:
         self.config = config or limits.SandboxConfig()
         self.modules = {m.name: m for m in modules}
         self.load_errors: dict[str, protocol.WorkerError] = {}
+        self.load_notes: dict[str, protocol.WorkerError] = {}   # a notebook cell raised; the rest ran
         self._loaded: list[str] = []        # modules reloaded into every fresh worker
         self.active: str | None = None      # one worker per exercise: the module it holds
         self._seed: int | None = None       # the last reseed(), for a worker entered after it
@@ -124,12 +125,15 @@ class Sandbox:
             return
         if reply.error is not None:
             self.load_errors[name] = reply.error
-        elif name not in self._loaded:
+            return
+        if reply.note is not None and self.modules[name].notebook:
+            self.load_notes[name] = reply.note
+        if name not in self._loaded:
             self._loaded.append(name)
 
     def _load_request(self, name: str) -> protocol.Load:
         source = self.modules[name]
-        return protocol.Load(name, source.filename, source.text)
+        return protocol.Load(name, source.filename, source.text, notebook=source.notebook)
 
     def close(self) -> None:
         if self._worker is not None:

@@ -272,13 +272,23 @@ class Server:
         sys.modules[name] = module
         try:
             code = compile(source, filename, "exec", dont_inherit=True)
+        except BaseException as exc:
+            sys.modules.pop(name, None)
+            return protocol.Reply(error=self._describe(exc))
+        note = None
+        try:
             exec(code, module.__dict__)
+        except (Exception, SystemExit) as exc:
+            if not request.notebook:
+                sys.modules.pop(name, None)
+                return protocol.Reply(error=self._describe(exc))
+            note = self._describe(exc)        # Run All stops here; what ran before it stays
         except BaseException as exc:
             sys.modules.pop(name, None)
             return protocol.Reply(error=self._describe(exc))
         ref = protocol.Ref.module(name)
         self.table.bind(ref.key, module)
-        return protocol.Reply(value=protocol.Handle(ref.key, "module").to_json())
+        return protocol.Reply(value=protocol.Handle(ref.key, "module").to_json(), note=note)
 
     # -- exceptions as data, with the student's own frames only
     def _describe(self, exc: BaseException) -> protocol.WorkerError:

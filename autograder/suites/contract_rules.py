@@ -49,7 +49,7 @@ def call_and_check_unchanged(support: Any, fn: Any, args: list, kwargs: dict | N
     result, after = support.autograd.call_returning_arguments(fn, list(args), kwargs)
     sent = [*args, *kwargs.values()]
     return result, [largest_change(s, a) if isinstance(s, (np.ndarray, torch.Tensor)) else 0.0
-                    for s, a in zip(sent, after)]
+                    for s, a in zip(sent, after, strict=True)]
 
 
 def _changed(sent: Any, after: list) -> bool:
@@ -89,7 +89,10 @@ def expect_inputs_unchanged(support: Any, fn: Any, what: str, args: list, names:
     if tokens is not None and (not report["strings"] or not set(report["strings"]) <= set(tokens)):
         checks.fail(f"{what} returned strings other than the given tokens ({KIND_TEXT[kind]}): this rule "
                     "is judged on a call that works")
-    touched = [n for n, arg, after in zip(names, args, report["after"]) if _changed(arg, after)]
+    afters = report["after"]
+    if len(afters) != len(args):           # one per argument, always: else the worker was tampered with
+        checks.fail(f"{what}: the worker's report on its inputs is malformed ({KIND_TEXT[kind]})")
+    touched = [n for n, arg, after in zip(names, args, afters) if _changed(arg, after)]
     if touched:
         checks.fail(f"{what} modified its input{'s' if len(touched) > 1 else ''} {', '.join(touched)} "
                     f"in place ({KIND_TEXT[kind]})", General.IN_PLACE)

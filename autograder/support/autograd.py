@@ -83,11 +83,28 @@ def grads(fn: Callable, args: list, kwargs: dict | None = None,
     return result
 
 
+# Taken when the kit is imported, before student code runs: the C methods themselves, so an
+# argument's own attributes (``x.detach = lambda: saved``) or a class the student gave it
+# (``x.__class__ = Liar``, a ``__torch_function__`` answering with a saved copy) are not asked.
+_TensorBase = torch._C.TensorBase
+_NoTorchFunction = torch._C.DisableTorchFunction
+
+
+def tensor_values(value: torch.Tensor) -> torch.Tensor | None:
+    """A plain CPU copy of ``value``'s values, read with torch's own C methods; None when the
+    tensor is no longer a plain ``torch.Tensor`` (its class was changed: the caller reports it
+    as changed)."""
+    if type(value) is not torch.Tensor:
+        return None
+    with _NoTorchFunction():
+        return _TensorBase.clone(_TensorBase.cpu(_TensorBase.detach(value)))
+
+
 def _copy(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
-        return value.detach().clone()
+        return tensor_values(value)
     if isinstance(value, np.ndarray):
-        return value.copy()
+        return np.array(value, copy=True)
     return None
 
 

@@ -203,6 +203,19 @@ def _colorbar_axes(fig: Figure | None) -> list[Axes]:
     return found
 
 
+def _stands_for(scale: Any, heatmap: Any) -> bool:
+    """A colorbar made from a ``ScalarMappable`` of its own (drawn in no axes) stands for the
+    heatmap when it shows the same colormap over the same limits:
+    ``fig.colorbar(ScalarMappable(Normalize(0, 1), "viridis"), ax=ax)`` is the heatmap's scale."""
+    if getattr(scale, "axes", None) is not None:        # another plot's own image or mesh
+        return False
+    try:
+        return (scale.get_cmap().name == heatmap.get_cmap().name and type(scale.norm) is type(heatmap.norm)
+                and tuple(map(float, scale.get_clim())) == tuple(map(float, heatmap.get_clim())))
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
 def _colorbar_mappables(fig: Figure | None) -> list:
     return [a._colorbar.mappable for a in _colorbar_axes(fig)]
 
@@ -231,7 +244,7 @@ def describe_axes(ax: Axes, *, draw: bool = True) -> dict[str, Any]:
         clim = [_num(vmin), _num(vmax)]
         cmap = mappable.get_cmap().name if mappable.get_cmap() is not None else None
         has_colorbar = (getattr(mappable, "colorbar", None) is not None
-                        or any(m is mappable for m in _colorbar_mappables(fig)))
+                        or any(m is mappable or _stands_for(m, mappable) for m in _colorbar_mappables(fig)))
     return {
         "kind": _kind(mappable) if mappable is not None else None,
         "matrix": matrix,
@@ -322,11 +335,25 @@ def _placed_box(ax: Axes):
     return ax.get_position()
 
 
+def _any_overlap(boxes: list, margin: float = 1e-3) -> bool:
+    """Whether two of the boxes (figure fractions) overlap by more than ``margin`` both ways."""
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if min(a.x1, b.x1) - max(a.x0, b.x0) > margin and min(a.y1, b.y1) - max(a.y0, b.y0) > margin:
+                return True
+    return False
+
+
+def _is_grid_bar_slot(ax: Axes) -> bool:
+    """One of ``ImageGrid``'s colorbar slots (``CbarAxes``; unused ones are hidden): no cell."""
+    return any(cls.__name__ == "CbarAxesBase" for cls in type(ax).__mro__)
+
+
 def _grid_from_positions(axes: list[Axes]) -> dict[int, tuple[tuple[int, int], int, int]]:
     """For axes laid out without a subplot grid (``mpl_toolkits``' ``ImageGrid``, axes placed
     by hand): {id(axes): ((nrows, ncols), row, col)}, rows and columns read from where the
-    axes sit on the figure (top row first), when they form a grid at all. Only the visible
-    axes are given: the cells left hidden are the last ones, so they never widen the grid."""
+    axes sit on the figure (top row first), when they form a grid at all: hidden cells count
+    (a spare cell is part of the grid, as in ``plt.subplots``); axes that overlap make none."""
     boxes = {id(a): _placed_box(a) for a in axes}
     lefts = _lines([b.x0 for b in boxes.values()])
     tops = _lines([-b.y1 for b in boxes.values()])
@@ -336,6 +363,8 @@ def _grid_from_positions(axes: list[Axes]) -> dict[int, tuple[tuple[int, int], i
     def index(lines: list[float], v: float) -> int:
         return min(range(len(lines)), key=lambda i: abs(lines[i] - v))
 
+    if _any_overlap(list(boxes.values())):
+        return {}
     cells = {key: (index(tops, -b.y1), index(lefts, b.x0)) for key, b in boxes.items()}
     if len(set(cells.values())) < len(cells):          # two axes in one cell: not a grid
         return {}
@@ -357,7 +386,7 @@ def describe_figure(fig: Figure) -> dict[str, Any]:
     colorbars = _colorbar_axes(fig)
     skip = _colorbar_only_lines(plot_axes, colorbars)
     by_position = {} if any(_top_spec(a) is not None for a in plot_axes) else \
-        _grid_from_positions([a for a in plot_axes if a.get_visible()])    # hidden: spare cells, unused bars
+        _grid_from_positions([a for a in plot_axes if not _is_grid_bar_slot(a)])
     described, grid = [], None
     for order, ax in enumerate(plot_axes):
         geometry, row, col = by_position.get(id(ax)) or _grid_position(ax, skip)

@@ -65,7 +65,7 @@ def plot_attention(
           exactly one tick per token (rotating the x labels is fine);
         * the x label contains the word "Key" and the y label the word "Query";
         * colour limits are exactly 0 and 1;
-        * a colorbar is attached to the heatmap;
+        * a colorbar shows the heatmap's scale (e.g. ``fig.colorbar(image, ax=ax)``);
         * no ``plt.show()``.
     """
     ### BEGIN SOLUTION

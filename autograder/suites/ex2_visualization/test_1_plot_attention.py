@@ -54,10 +54,10 @@ def test_axis_labels(plain):
 @pytest.mark.points(1)
 @pytest.mark.contract("plot_attention/colorbar")
 def test_colorbar(plain):
-    """a colorbar is attached to the heatmap"""
+    """a colorbar shows the heatmap's scale"""
     info = got_axes(plain)
     if not info.get("has_colorbar"):
-        fail("plot_attention: no colorbar is attached to the heatmap "
+        fail("plot_attention: no colorbar shows the heatmap's scale "
              "(keep what imshow returns and call fig.colorbar(image, ax=ax))",
              cause=Ex2Cause.NO_COLORBAR)
 
