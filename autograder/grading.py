@@ -31,7 +31,7 @@ import autograder
 from autograder import budget, contract, feedback, intake, results
 from autograder.plugin import GradingPlugin
 from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, backends, startup
-from autograder.sandbox.errors import describe_load_error, describe_stopped_notebook
+from autograder.sandbox.errors import describe_load_error, describe_notebook_cell_error
 from autograder.sandbox.protocol import ErrorKind, WorkerError
 from autograder.records import TestRecord
 
@@ -139,7 +139,7 @@ def open_sandbox(submission: intake.Submission, config: SandboxConfig,
              for ex in exercises if ex.id in usable}
     backend = startup.choose(config, in_process=in_process, needs=needs)
     sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source,
-                                   notebook=f.origin.endswith(".ipynb")) for f in usable.values()],
+                                   notebook=f.origin.endswith(".ipynb"), cells=f.cells) for f in usable.values()],
                       config, backend)
     for found in submission.found.values():
         if found.source is None:
@@ -268,7 +268,7 @@ def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list
         status, message = _status(found, sandbox.start_error(module), sandbox.load_error(module), plugin, budgets)
         stopped = sandbox.load_notes.get(module)
         if stopped is not None and status is results.ExerciseStatus.GRADED:
-            message = results.one_line(describe_stopped_notebook(found.origin or found.exercise.filename, stopped), 2000)
+            message = results.one_line(describe_notebook_cell_error(found.origin or found.exercise.filename, stopped), 2000)
         out.append(results.ExerciseOutcome(
             exercise=ex_id, status=status, message=message,
             score=round(sum(t.score for t in mine), results.SCORE_DECIMALS),

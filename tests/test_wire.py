@@ -144,7 +144,7 @@ def test_requests_round_trip_through_frames():
     again = protocol.request_from_frame(*call.to_frame())
     assert again.target == call.target and again.args == {"L": [1]} and again.buffers == (b"x",)
     for request in (protocol.Load("attention", "attention.py", "x = 1"),
-                    protocol.Load("attention", "attention.py", "x = 1", notebook=True),
+                    protocol.Load("attention", "attention.py", "x = 1\n\ny = 2\n", cells=(1, 3)),
                     protocol.Call(protocol.Ref.module("attention").attr("f"), seed=7),
                     protocol.GetAttr(protocol.Ref.support().attr("lm")),
                     protocol.GetAttr(protocol.Ref.support().attr("lm"), seed=2**40)):
@@ -159,6 +159,13 @@ def test_a_reply_carries_a_note_beside_its_value_only():
     assert again.note == stopped and again.value == {"H": 1}
     with pytest.raises(protocol.WireError):
         protocol.Reply.from_frame({"error": stopped.to_json(), "note": stopped.to_json()}, [])
+
+
+@pytest.mark.parametrize("cells", [[0], [3, 2], [1, 1], ["1"], [1.0], [True], {"1": 1}, list(range(1, 100_002))])
+def test_a_load_with_malformed_cell_lines_is_refused(cells):
+    header = {"op": "load", "name": "attention", "filename": "attention.py", "source": "x = 1\n", "cells": cells}
+    with pytest.raises(protocol.WireError):
+        protocol.request_from_frame(header, [])
 
 
 # --------------------------------------------------------------------------- decoding is bounded

@@ -24,7 +24,7 @@ from autograder import textsafe
 from autograder.contract import DEFAULT, Exercise
 from autograder.intake import near_misses
 from autograder.intake.banned import find_banned, scan
-from autograder.intake.notebooks import notebook_to_source
+from autograder.intake.notebooks import notebook_to_source, read_notebook
 from autograder.intake.reading import (MAX_FILE_BYTES, Listing, ReadAllowance, Refused, TooBig,
                                        list_submission, size_text)
 
@@ -42,6 +42,7 @@ class Found:
     banned: list[str] = field(default_factory=list)
     imports: frozenset[str] = frozenset()  # top-level packages the source's import statements name
     refused: bool = False                  # a file was there but was not accepted
+    cells: tuple[int, ...] = ()            # a notebook: the line each of its cells starts on in source
 
     @property
     def kind(self) -> str:
@@ -109,9 +110,10 @@ def _find(ex: Exercise, listing: Listing, budget: ReadAllowance) -> Found:
         return _refuse(found, str(exc))
     text = data.decode("utf-8-sig", errors="replace")         # a BOM (Windows editors) is fine
     if notebook:
-        text, problem = notebook_to_source(text, MAX_FILE_BYTES)
-        if problem:
+        read, problem = read_notebook(text, MAX_FILE_BYTES)
+        if read is None:
             return _refuse(found, f"{chosen} {problem}")
+        text, found.cells = read.source, read.cells
     found.source = text
     facts = scan(text, ex)                                      # one parse: banned APIs, imports
     found.banned, found.imports = facts.banned, facts.imports

@@ -4,24 +4,26 @@ Each code cell is read the way Jupyter runs it: IPython's own input transformati
 (``IPython.core.inputtransformer2.TransformerManager``, the code Jupyter's kernel runs on every
 cell) turn ``%magics``, ``%%cell magics``, ``!shell`` lines, ``x = !cmd`` and ``obj?`` into
 calls of ``get_ipython()``; a line that merely starts with ``%`` inside brackets (Black's way
-of breaking a long ``"…" % args``) is left alone, as Jupyter leaves it. When graded, those
-calls do nothing: a stand-in ``get_ipython`` is defined at the top of the module, so a magic,
-a shell line and a ``%%`` cell are inert. Two cell magics run their body as Python in the
-notebook's namespace, and so do they here: ``%%time`` and ``%%capture`` (:data:`RUNS_ITS_BODY`;
-a function defined under either is defined). An error in such a body is ignored: IPython
+of breaking a long ``"…" % args``) is left alone, as Jupyter leaves it. When graded, a
+stand-in ``get_ipython`` (defined at the top of the module) makes magics and shell lines do
+nothing, but gives back what a later cell may use as IPython gives it: ``%time stmt`` runs
+its statement (``x = %time f()`` is f's value), ``%pwd`` is the working folder, ``x = !cmd``
+an empty list of lines (no command runs). Two cell magics run their body as Python in the
+notebook's namespace, and so do they here: ``%%time`` and ``%%capture [name]``
+(:data:`RUNS_ITS_BODY`; a function defined under either is defined; ``name`` holds what the
+body printed, in ``.stdout`` and ``.stderr``). An error in such a body is ignored: IPython
 swallows a ``%%capture`` body's, and a ``%%time`` cell, inert until 2026-11, never cost a
 student anything. ``display()``, which IPython puts among the builtins of every notebook,
 shows nothing. A cell whose transformed text does not compile is kept exactly as written (its
 error is then the student's own).
 
 Which cells: every code cell, but those nbgrader manages as autograded tests (its ``grade``
-flag without ``solution``: the release's test cells). In a notebook nbgrader manages, a cell the
-student added (no nbgrader metadata) runs as nbgrader runs it: an error in it is ignored
-(``allow_errors``) and the cells after it still run; every other cell runs as module code, as
-Jupyter's "Run All" runs it: an error stops the cells after it, what the cells before it
-defined is graded (a notebook ending in a demo of a required ``ValueError`` keeps its marks),
-and the exercise's message says where the cells stopped (``protocol.Load.notebook``; a
-syntax error or a hang still costs the exercise, as in a ``.py``).
+flag without ``solution``: the release's test cells). The worker runs them one by one, in
+order, as nbgrader runs a notebook (``read_notebook`` gives where each starts;
+``protocol.Load.cells``): an error ends its cell and the next cell runs, so a notebook that
+ends in a demo of a required ``ValueError``, or holds a half-finished cell, keeps what its
+other cells define; the exercise's message names the first error. A syntax error anywhere,
+or a hang, still costs the exercise, as in a ``.py``.
 
 Where IPython is not installed (a student's own ``check`` without Jupyter), a cell is kept as
 written when it compiles, else lines starting with ``%`` or ``!`` become ``pass`` when that
@@ -36,38 +38,86 @@ from __future__ import annotations
 import json
 import keyword
 import re
+from dataclasses import dataclass
 
 from autograder import textsafe
 
 # IPython's work on one cell grows with (lines it rewrites + 1) x the cell's size; this many
 # units (bytes x rewrites) per notebook, about two seconds on a slow machine.
 TRANSFORM_BUDGET = 4 * 1024 * 1024
-STAND_IN = ("class _GradedNotebookMagics:  # %magics, %%magics and !commands do nothing when graded\n"
-            "    def __getattr__(self, name): return lambda *args, **kwargs: None\n"
-            "def get_ipython(): return _GradedNotebookMagics()\n")
+# get_ipython() when graded: magics and shell commands do nothing, but what a later cell may
+# use is given back as IPython gives it: `x = %time f()` runs f() (IPython's %time runs its
+# statement), `here = %pwd` is the working folder, `out = !cmd` an empty list of lines.
+STAND_IN = '''\
+class _GradedNotebookMagics:  # %magics and !commands when graded (autograder/intake/notebooks.py)
+    def __getattr__(self, name): return lambda *args, **kwargs: None
+    def run_line_magic(self, magic, line, *args, **kwargs):
+        if magic == "time":
+            try: code = compile(line, "<notebook %time>", "eval")
+            except SyntaxError: return exec(compile(line, "<notebook %time>", "exec"), globals())
+            return eval(code, globals())
+        if magic == "pwd": return __import__("os").getcwd()
+        return None
+    def getoutput(self, *args, **kwargs): return _ShellOutput()
+class _ShellOutput(list):  # the lines of `x = !cmd`: no command runs when graded
+    s = n = nlstr = spstr = ""
+    l = property(lambda self: self)
+    def grep(self, *args, **kwargs): return _ShellOutput()
+    def fields(self, *args): return _ShellOutput()
+def get_ipython(): return _GradedNotebookMagics()
+'''
+# %%capture [name]: the body's printed output captured, `name` holding it as IPython's does
+CAPTURE_STAND_IN = '''\
+class _NotebookCapture:  # %%capture when graded (autograder/intake/notebooks.py)
+    stdout = stderr = ""
+    outputs = []
+    def __enter__(self):
+        import io, sys
+        self._saved, self._out, self._err = (sys.stdout, sys.stderr), io.StringIO(), io.StringIO()
+        sys.stdout, sys.stderr = self._out, self._err
+        return self
+    def __exit__(self, *exc):
+        import sys
+        sys.stdout, sys.stderr = self._saved
+        self.stdout, self.stderr = self._out.getvalue(), self._err.getvalue()
+        return False
+    def show(self): print(self.stdout, end="")
+    def __call__(self): self.show()
+'''
 DISPLAY_STAND_IN = "def display(*objects, **options): return None  # Jupyter's display(): nothing when graded\n"
 RUNS_ITS_BODY = ("time", "capture")     # cell magics that run their body in the notebook's namespace
 
 
+@dataclass(frozen=True)
+class NotebookSource:
+    """A notebook's Python as one module's text, and where each of its cells starts."""
+    source: str
+    cells: tuple[int, ...]     # the first line (1-based) of each part run on its own: the stand-ins, then each code cell
+
+
 def notebook_to_source(text: str, max_code_bytes: int | None = None) -> tuple[str, str | None]:
-    """The Python in a notebook: its code cells but nbgrader's autograded test cells.
+    """The Python in a notebook as one text (see :func:`read_notebook`): ``(source, problem)``."""
+    read, problem = read_notebook(text, max_code_bytes)
+    return ("", problem) if read is None else (read.source, None)
+
+
+def read_notebook(text: str, max_code_bytes: int | None = None) -> tuple[NotebookSource | None, str | None]:
+    """The Python in a notebook: its code cells but nbgrader's autograded test cells, and the
+    line each starts on (the worker runs them one by one: ``protocol.Load.cells``).
 
     ``max_code_bytes`` bounds the code cells' sources (outputs never count). A malformed
-    notebook, or too much code, gives ``("", problem)``, never an exception.
+    notebook, or too much code, gives ``(None, problem)``, never an exception.
     """
     try:
         nb = json.loads(text)
         cells = _code_cells(nb)
     except (ValueError, RecursionError, TypeError, AttributeError):
-        return "", "is not a readable Jupyter notebook"
+        return None, "is not a readable Jupyter notebook"
     except _Malformed as exc:
-        return "", f"is not a readable Jupyter notebook ({exc})"
-    managed = any(_nbgrader(cell) is not None for cell, _ in cells)
-    kept = [(cell, src) for cell, src in cells if not _is_nbgrader_test(cell)]
-    tolerant = [managed and _nbgrader(cell) is None for cell, _ in kept]     # nbgrader ignores its errors
-    sources = [src for _, src in kept]
+        return None, f"is not a readable Jupyter notebook ({exc})"
+    sources = [src for cell, src in cells if not _is_nbgrader_test(cell)]
     if max_code_bytes is not None and sum(len(s.encode("utf-8", "surrogatepass")) for s in sources) > max_code_bytes:
-        return "", f"has more than {max_code_bytes // (1024 * 1024)} MB of code"
+        return None, f"has more than {max_code_bytes // (1024 * 1024)} MB of code"
     # a JSON "\ud800" is a lone surrogate, which compile() refuses: in a string literal its
     # escape means the same, elsewhere it is a syntax error either way
     sources = [_SURROGATES.sub(lambda m: textsafe.escape_char(m.group()), src) for src in sources]
@@ -77,14 +127,18 @@ def notebook_to_source(text: str, max_code_bytes: int | None = None) -> tuple[st
     # top of any cell; in one file it must come first. Hoist those lines (one line added).
     futures = sorted({m.group(1).strip() for chunk in chunks for m in _FUTURE.finditer(chunk)})
     chunks = [_FUTURE.sub("pass  # __future__ import moved to the top", chunk) for chunk in chunks]
-    chunks = [_errors_ignored(chunk, "a cell you added: nbgrader runs it and ignores its errors") if added
-              else chunk for chunk, added in zip(chunks, tolerant)]
     head = f"from __future__ import {', '.join(futures)}\n" if futures else ""
     if any("get_ipython" in chunk for chunk in chunks):
         head += STAND_IN
+    if any("_NotebookCapture()" in chunk for chunk in chunks):
+        head += CAPTURE_STAND_IN
     if any(_DISPLAY.search(chunk) for chunk in chunks):
         head += DISPLAY_STAND_IN
-    return head + "\n\n".join(chunks) + "\n", None
+    starts, line = ([1] if head else []), 1 + head.count("\n")
+    for chunk in chunks:                             # joined by "\n\n": a blank line between cells
+        starts.append(line)
+        line += chunk.count("\n") + 2
+    return NotebookSource(head + "\n\n".join(chunks) + "\n", tuple(starts)), None
 
 
 class CellReader:
@@ -101,15 +155,16 @@ class CellReader:
         while runs_its_body := _RUNS_ITS_BODY.match(src):     # %%time / %%capture [name]: the body runs
             magic, args = runs_its_body.group(1), runs_its_body.group(2).split()
             name = next((a for a in args if a.isidentifier() and not keyword.iskeyword(a)), None)
-            header = (f"{name} = get_ipython()" if magic == "capture" and name else "pass") + \
+            captured = (name or "_notebook_capture") if magic == "capture" else None
+            header = (f"{captured} = _NotebookCapture()" if captured else "pass") + \
                 f"  # %%{magic}: its body runs, as in Jupyter"
             skipped = src[:runs_its_body.end()].count("\n")
-            headers.append(("\n" * max(0, skipped - 1) + header + "\n", magic))
+            headers.append(("\n" * max(0, skipped - 1) + header + "\n", magic, captured))
             src = src[runs_its_body.end():]
         if headers:
             body = self.python(src)
-            for header, magic in reversed(headers):
-                body = header + _errors_ignored(body, f"%%{magic}: an error in its body is ignored")
+            for header, magic, captured in reversed(headers):
+                body = header + _errors_ignored(body, f"%%{magic}: an error in its body is ignored", captured)
             return body
         transformed = self._transform(src)
         if transformed is not None:
@@ -131,15 +186,15 @@ class CellReader:
             return None
 
 
-def _errors_ignored(code: str, why: str) -> str:
+def _errors_ignored(code: str, why: str, captured: str | None = None) -> str:
     """``code`` run in the module's namespace with any error in it ignored (``why``: who ignores
-    it), on at least as many lines as it had. Compiled where it runs: a body that does not
-    compile is ignored too, as Jupyter goes on after such a cell."""
-    wrapped = (f"try:  # {why}\n"
-               f"    exec(compile({code!r}, '<notebook cell>', 'exec'), globals())\n"
-               "except (Exception, SystemExit):\n"
-               "    pass\n")
-    return wrapped + "\n" * max(0, code.count("\n") - 4)
+    it), on at least as many lines as it had; ``captured``: inside ``with captured:`` (a
+    ``_NotebookCapture`` collecting what it prints). Compiled where it runs: a body that does
+    not compile is ignored too, as Jupyter goes on after such a cell."""
+    run = f"exec(compile({code!r}, '<notebook cell>', 'exec'), globals())"
+    inner = f"    with {captured}:\n        {run}\n" if captured else f"    {run}\n"
+    wrapped = f"try:  # {why}\n{inner}except (Exception, SystemExit):\n    pass\n"
+    return wrapped + "\n" * max(0, code.count("\n") - wrapped.count("\n"))
 
 
 def _transformer_manager():

@@ -82,14 +82,14 @@ def describe_load_error(module: str, error: WorkerError, notebook: bool = False)
     return f"importing {filename} failed: " + describe_error(error, what="the module")
 
 
-def describe_stopped_notebook(notebook: str, error: WorkerError) -> str:
-    """A notebook whose code cells stopped at an error when graded (as Jupyter's Run All
-    stops): what was graded, and where it stopped."""
+def describe_notebook_cell_error(notebook: str, error: WorkerError) -> str:
+    """A notebook one of whose code cells raised when graded: where, and what that means (the
+    cell ended there; the other cells ran, as nbgrader runs a notebook)."""
     cell_lines = [f for f in error.where if f.function == "<module>" and f.source.strip()]
     where = f" at `{cell_lines[-1].source.strip()}`" if cell_lines else ""     # the cell's own statement
     raised = f"{error.type}: {error.message}" if error.message else error.type
-    return (f"{notebook}: a code cell raised {raised}{where}; as Jupyter's Run All does, the cells "
-            "after it did not run, and what the cells above it defined was graded")
+    return (f"{notebook}: a code cell raised {raised}{where}; that cell stopped there and the "
+            "other cells ran (as nbgrader runs a notebook): what they define was graded")
 
 
 class SandboxStartError(RuntimeError):

@@ -126,13 +126,14 @@ class Load:
     module: str            # "attention"
     filename: str          # what tracebacks show: "attention.py"
     source: str
-    # a notebook's cells: an error stops the cells after it, as Jupyter's "Run All" does, and
-    # the module keeps what the cells before it defined (the reply's ``note`` says which error)
-    notebook: bool = False
+    # a notebook: the first line of each of its cells in ``source``. Each cell runs on its own,
+    # in turn, as nbgrader runs a notebook: an error ends that cell only (the reply's ``note``
+    # is the first such error)
+    cells: tuple[int, ...] = ()
 
     def to_frame(self) -> tuple[dict, list[bytes]]:
         return {"op": Op.LOAD.value, "name": self.module, "filename": self.filename,
-                "source": self.source, **({"notebook": True} if self.notebook else {})}, []
+                "source": self.source, **({"cells": list(self.cells)} if self.cells else {})}, []
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,16 @@ def _seed_of(header: JSONObject) -> int | None:
     return seed
 
 
+MAX_CELLS = 100_000
+
+
+def _cell_lines(cells: Any) -> bool:
+    """A list of increasing line numbers from 1 (at most MAX_CELLS), or the empty list."""
+    return (isinstance(cells, list) and len(cells) <= MAX_CELLS
+            and all(type(c) is int and c >= 1 for c in cells)
+            and all(a < b for a, b in zip(cells, cells[1:])))
+
+
 def request_from_frame(header: JSONObject, buffers: list[bytes]) -> Request:
     """The worker's reading of a request frame (``WireError`` when malformed)."""
     try:
@@ -186,10 +197,10 @@ def request_from_frame(header: JSONObject, buffers: list[bytes]) -> Request:
         raise WireError(f"unknown op {header.get('op')!r}") from None
     if op is Op.LOAD:
         name, filename, source = header.get("name"), header.get("filename"), header.get("source")
-        notebook = header.get("notebook", False)
-        if not all(isinstance(v, str) for v in (name, filename, source)) or not isinstance(notebook, bool):
+        cells = header.get("cells", [])
+        if not all(isinstance(v, str) for v in (name, filename, source)) or not _cell_lines(cells):
             raise WireError("malformed load request")
-        return Load(name, filename, source, notebook)
+        return Load(name, filename, source, tuple(cells))
     target, seed = Ref.from_json(header.get("target")), _seed_of(header)
     if op is Op.GETATTR:
         return GetAttr(target, seed)

@@ -31,6 +31,7 @@ class ModuleSource:
     filename: str      # what tracebacks show, e.g. "attention.py"
     text: str
     notebook: bool = False     # handed in as "attention.ipynb": ``text`` is its code cells
+    cells: tuple[int, ...] = ()   # a notebook: the line each cell starts on (protocol.Load.cells)
 
 
 class Channel(Protocol):
@@ -133,7 +134,7 @@ class Sandbox:
 
     def _load_request(self, name: str) -> protocol.Load:
         source = self.modules[name]
-        return protocol.Load(name, source.filename, source.text, notebook=source.notebook)
+        return protocol.Load(name, source.filename, source.text, cells=source.cells)
 
     def close(self) -> None:
         if self._worker is not None:

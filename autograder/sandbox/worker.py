@@ -20,6 +20,7 @@ before any student code (``globalstate.py``).
 """
 from __future__ import annotations
 
+import __future__
 import dataclasses
 import linecache
 import random
@@ -126,6 +127,10 @@ def reset_global_state(seed: int) -> None:
 
 MAX_MESSAGE_CHARS = 2000
 MAX_TRACE_FRAMES = 8
+# the `from __future__` features a notebook's hoisted imports turn on, for each of its cells
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 _HANDLE_TYPES: tuple[type, ...] = (types.ModuleType, torch.nn.Module, matplotlib.artist.Artist,
                                    torch.optim.Optimizer, torch.Generator)
@@ -270,19 +275,15 @@ class Server:
         if ex is not None:
             self.operators.ban(filename, ex.id, contract.banned_operators(ex))
         sys.modules[name] = module
-        try:
-            code = compile(source, filename, "exec", dont_inherit=True)
-        except BaseException as exc:
-            sys.modules.pop(name, None)
-            return protocol.Reply(error=self._describe(exc))
         note = None
         try:
-            exec(code, module.__dict__)
-        except (Exception, SystemExit) as exc:
-            if not request.notebook:
-                sys.modules.pop(name, None)
-                return protocol.Reply(error=self._describe(exc))
-            note = self._describe(exc)        # Run All stops here; what ran before it stays
+            code = compile(source, filename, "exec", dont_inherit=True)    # a syntax error anywhere: not graded
+            if not request.cells:
+                exec(code, module.__dict__)
+            else:
+                raised = run_notebook_cells(source, filename, request.cells, module.__dict__,
+                                            code.co_flags & _FUTURE_FLAGS)
+                note = None if raised is None else self._describe(raised)
         except BaseException as exc:
             sys.modules.pop(name, None)
             return protocol.Reply(error=self._describe(exc))
@@ -308,6 +309,24 @@ class Server:
         """The traceback's frames in the student's files (the kit's stay private), last few."""
         return tuple(protocol.Frame(fs.filename, fs.lineno, _clip(fs.name, 80), _clip(fs.line or "", 200))
                      for fs in frames if fs.filename in self.student_files)[-MAX_TRACE_FRAMES:]
+
+
+def run_notebook_cells(source: str, filename: str, starts: tuple[int, ...], namespace: dict,
+                       flags: int = 0) -> BaseException | None:
+    """A notebook's cells (``starts``: the line each begins on in ``source``), each compiled
+    on its own, on its own lines (tracebacks and the banned-API guards see the student's
+    file), with ``flags`` (its hoisted ``from __future__`` imports), and run in turn in
+    ``namespace``, as nbgrader runs a notebook: an error ends its cell and the next one runs.
+    The first such error, if any."""
+    lines = source.splitlines(keepends=True)
+    first = None
+    for start, end in zip(starts, (*starts[1:], len(lines) + 1)):
+        cell = "\n" * (start - 1) + "".join(lines[start - 1:end - 1])
+        try:
+            exec(compile(cell, filename, "exec", flags=flags, dont_inherit=True), namespace)
+        except (Exception, SystemExit) as exc:
+            first = first or exc
+    return first
 
 
 def preinstall_bans() -> None:

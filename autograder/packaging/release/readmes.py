@@ -189,7 +189,8 @@ def render_limits() -> str:
         f"(unzipped), {min(reading.MAX_ENTRIES, jobs.STAGE_MAX_ENTRIES):,} files and folders, folders "
         f"nested at most {min(reading.MAX_DEPTH, jobs.STAGE_MAX_DEPTH)} deep; links are never followed.",
         f"Importing your file: {worker.load_timeout:g} s (a notebook's code cells all run when it is "
-        "imported: keep long demos out of it). Each call into your code: "
+        "imported: keep long demos out of it; a cell that raises ends there and the other cells "
+        "still run, as nbgrader runs a notebook). Each call into your code: "
         f"{worker.call_timeout:g} s. All the tests of one exercise together: {DEFAULT_BUDGET_S:g} s.",
         f"Memory: {worker.memory_mb:,} MB for your code (beyond what Python and its libraries take).",
         f"Printed output: the first {worker.output_limit // 1024} KB are kept. Files your code writes: "
