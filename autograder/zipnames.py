@@ -61,3 +61,44 @@ def _clear(data: bytearray, at: int) -> None:
     (flags,) = struct.unpack_from("<H", data, at)
     struct.pack_into("<H", data, at, flags & ~_UTF8_FLAG)
 
+
+
+_UNICODE_PATH_EXTRA = 0x7075      # Info-ZIP's "Unicode Path" extra field
+
+
+def member_name(info: zipfile.ZipInfo) -> str:
+    """The member's name as its maker meant it, for messages: a name stored without the UTF-8
+    flag is read as cp437 by ``zipfile`` (``M├╝ller``). Its UTF-8 reading is taken instead
+    from Info-ZIP's Unicode Path extra field when its checksum matches, else from the stored
+    bytes themselves when they are valid UTF-8 (``zip`` on Linux stores ``Müller`` so)."""
+    if info.flag_bits & _UTF8_FLAG:
+        return info.filename
+    from_extra = _unicode_path_field(info)
+    if from_extra is not None:
+        return from_extra
+    try:
+        stored = info.orig_filename.encode("cp437")
+        return stored.decode("utf-8") if not stored.isascii() else info.filename
+    except UnicodeError:
+        return info.filename
+
+
+def _unicode_path_field(info: zipfile.ZipInfo) -> str | None:
+    """The UTF-8 name in Info-ZIP's Unicode Path extra field, when present and its checksum
+    matches the stored name."""
+    extra = info.extra
+    at = 0
+    while at + 4 <= len(extra):
+        kind, size = struct.unpack_from("<HH", extra, at)
+        data = extra[at + 4:at + 4 + size]
+        at += 4 + size
+        if kind != _UNICODE_PATH_EXTRA or len(data) < 5 or data[0] != 1:
+            continue
+        try:
+            stored = info.orig_filename.encode("cp437")
+            if zipfile.crc32(stored) != struct.unpack_from("<I", data, 1)[0]:
+                return None
+            return data[5:].decode("utf-8")
+        except (UnicodeError, ValueError):
+            return None
+    return None

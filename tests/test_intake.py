@@ -7,9 +7,11 @@ checks what ``intake.collect`` makes of it: ``Found.kind`` ("found" / "missing" 
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import stat
+import struct
 import time
 import tracemalloc
 import zipfile
@@ -114,6 +116,27 @@ def test_a_plain_file_and_zip_still_work(tmp_path):
     assert ex1(archive).source == SOLUTION.read_text()
     missing = ex1(tmp_path / "nothing-here")
     assert missing.kind == "missing" and "was not found" in missing.problem
+
+
+@pytest.mark.parametrize("how", ["raw UTF-8 bytes", "Info-ZIP unicode path field"])
+def test_a_zip_member_named_in_utf8_without_the_flag_is_named_as_written(tmp_path, how):
+    """Info-ZIP's `zip` on Linux stores a name's UTF-8 bytes without the UTF-8 flag; zipfile
+    reads them as cp437 ("M\u251c\u255dller"). Messages show the name as the student wrote it."""
+    from autograder.zipnames import without_utf8_flags
+
+    folder, buffer = "Müller Hans - Abgabe (2)", io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        if how == "raw UTF-8 bytes":
+            zf.writestr(f"{folder}/attention.py", SOLUTION.read_text())
+        else:                           # a legacy (cp437) name and the field holding the UTF-8 one
+            info = zipfile.ZipInfo("Muller/attention.py")
+            utf8 = f"{folder}/attention.py".encode()
+            info.extra = struct.pack("<HHBI", 0x7075, 5 + len(utf8), 1, zipfile.crc32(b"Muller/attention.py")) + utf8
+            zf.writestr(info, SOLUTION.read_text())
+    archive = tmp_path / "upload.zip"
+    archive.write_bytes(bytes(without_utf8_flags(bytearray(buffer.getvalue()))))
+    found = ex1(archive)
+    assert found.source == SOLUTION.read_text() and found.origin == f"{folder}/attention.py", found.origin
 
 
 # --------------------------------------------------------------------------- sizes and the budget

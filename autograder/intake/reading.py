@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from autograder import filetree, textsafe
-from autograder.zipnames import open_zip
+from autograder.zipnames import member_name, open_zip
 
 MAX_FILE_BYTES = 2 * 1024 * 1024            # one .py file, or a notebook's code cells (outputs never count)
 MAX_TOTAL_BYTES = 50 * 1024 * 1024          # everything read or decompressed, whole submission
@@ -210,7 +210,7 @@ def _zip_members(path: Path, prefix: str, wanted: set[str], budget: ReadAllowanc
         if not budget.entry():
             listing.truncated = f"the submission has more than {budget.max_entries} files"
             return
-        rel = PurePosixPath(info.filename.replace("\\", "/"))
+        rel = PurePosixPath(member_name(info).replace("\\", "/"))
         if rel.is_absolute() or ".." in rel.parts or _skipped(rel):
             continue
         name = f"{prefix}{textsafe.name(rel.as_posix(), None)}"

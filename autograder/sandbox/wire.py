@@ -138,6 +138,23 @@ class Encoder:
                 "shape": list(plain.shape), "grad": bool(t.requires_grad)}
 
 
+def tensor_values(value: torch.Tensor) -> torch.Tensor | None:
+    """A plain CPU copy of ``value``'s values, read with torch's own C methods (taken when the
+    kit was imported): an attribute the student's code set on the tensor (``x.detach = lambda:
+    saved``) or a class it gave it (``x.__class__ = Liar``, whose ``__torch_function__`` answers
+    with a saved copy) is never asked. None when the tensor is no longer a plain
+    ``torch.Tensor`` (its class was changed: the caller reports it as changed). The worker's
+    probes read a call's inputs after it with this (``support.autograd``, ``support.probes``)."""
+    if type(value) is not torch.Tensor:
+        return None
+    with _NO_TORCH_FUNCTION():
+        return _TENSOR_BASE.clone(_TENSOR_BASE.cpu(_TENSOR_BASE.detach(value)))
+
+
+_TENSOR_BASE = torch._C.TensorBase
+_NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
+
+
 # --------------------------------------------------------------------------- decoding
 
 class Decoder:

@@ -311,7 +311,7 @@ class Server:
                      for fs in frames if fs.filename in self.student_files)[-MAX_TRACE_FRAMES:]
 
 
-def run_notebook_cells(source: str, filename: str, starts: tuple[int, ...], namespace: dict,
+def run_notebook_cells(source: str, filename: str, starts: tuple[int, ...], namespace: dict[str, Any],
                        flags: int = 0) -> BaseException | None:
     """A notebook's cells (``starts``: the line each begins on in ``source``), each compiled
     on its own, on its own lines (tracebacks and the banned-API guards see the student's

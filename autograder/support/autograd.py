@@ -18,6 +18,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from autograder.sandbox.wire import tensor_values
+
 __all__ = ["grads", "call_returning_arguments", "call_and_check_aliasing"]
 
 
@@ -81,23 +83,6 @@ def grads(fn: Callable, args: list, kwargs: dict | None = None,
         return result
     result["grads"] = [None if g is None else g.detach() for g in got]
     return result
-
-
-# Taken when the kit is imported, before student code runs: the C methods themselves, so an
-# argument's own attributes (``x.detach = lambda: saved``) or a class the student gave it
-# (``x.__class__ = Liar``, a ``__torch_function__`` answering with a saved copy) are not asked.
-_TensorBase = torch._C.TensorBase
-_NoTorchFunction = torch._C.DisableTorchFunction
-
-
-def tensor_values(value: torch.Tensor) -> torch.Tensor | None:
-    """A plain CPU copy of ``value``'s values, read with torch's own C methods; None when the
-    tensor is no longer a plain ``torch.Tensor`` (its class was changed: the caller reports it
-    as changed)."""
-    if type(value) is not torch.Tensor:
-        return None
-    with _NoTorchFunction():
-        return _TensorBase.clone(_TensorBase.cpu(_TensorBase.detach(value)))
 
 
 def _copy(value: Any) -> Any:

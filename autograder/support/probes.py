@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from autograder.support.autograd import tensor_values
+from autograder.sandbox.wire import tensor_values
 
 
 __all__ = ["call_unchanged", "on_meta", "KINDS"]
@@ -33,7 +33,7 @@ KINDS = ("ndarray", "tensor", "shared", "grad")
 def _snapshot(value: Any) -> np.ndarray | None:
     """``value``'s values as a NumPy copy (None: not an array, or a tensor whose class was
     changed, which the grader counts as changed): read with torch's own C methods
-    (``autograd.tensor_values``), never with the tensor's attributes."""
+    (``wire.tensor_values``), never with the tensor's attributes."""
     if isinstance(value, torch.Tensor):
         values = tensor_values(value)
         return None if values is None else values.numpy()
