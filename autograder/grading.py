@@ -138,8 +138,8 @@ def open_sandbox(submission: intake.Submission, config: SandboxConfig,
     needs = {ex.module: backends.parts_for(ex.warm_up, usable[ex.id].imports)   # in the order they run
              for ex in exercises if ex.id in usable}
     backend = startup.choose(config, in_process=in_process, needs=needs)
-    sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source,
-                                   notebook=f.origin.endswith(".ipynb"), cells=f.cells) for f in usable.values()],
+    sandbox = Sandbox([ModuleSource(f.exercise.module, f.exercise.filename, f.source, cells=f.cells)
+                       for f in usable.values()],
                       config, backend)
     for found in submission.found.values():
         if found.source is None:

@@ -314,7 +314,7 @@ _MAX_REACH_RECORDS = 20
 class Reply:
     """One answer: an encoded ``value`` (decode it with wire.Decoder and ``buffers``) or an
     ``error``; and the reach-ins noticed while answering. ``note``: with a value, an error
-    that did not stop the request (a notebook cell that raised: the cells after it did not run)."""
+    that did not stop the request (a notebook cell that raised: that cell ended, the others ran)."""
     value: Any = None
     error: WorkerError | None = None
     buffers: tuple[bytes, ...] = ()

@@ -30,8 +30,12 @@ class ModuleSource:
     name: str          # "attention"
     filename: str      # what tracebacks show, e.g. "attention.py"
     text: str
-    notebook: bool = False     # handed in as "attention.ipynb": ``text`` is its code cells
     cells: tuple[int, ...] = ()   # a notebook: the line each cell starts on (protocol.Load.cells)
+
+    @property
+    def notebook(self) -> bool:
+        """Handed in as "attention.ipynb": ``text`` is its code cells."""
+        return bool(self.cells)
 
 
 class Channel(Protocol):
