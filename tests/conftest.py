@@ -12,9 +12,7 @@ is a unit run by one process (its module fixtures built once), except the files 
 ``scheduling.SPREAD``, whose independent tests are handed out one at a time to whichever
 process is free; their gradings are shared by every process (``gradings.py``). Units are
 handed out longest first, by the durations of a recorded run (``durations.json``), so the run
-ends on short units and no file runs alone at the end. The Docker replica's image is built
-in the background from the moment its test is collected (``replica_prefetch.py``), and its
-file is handed out last.
+ends on short units and no file runs alone at the end.
 The units are this file's own scheduler (:class:`FileUnits`), not ``xdist_group`` markers:
 xdist 3.8 marks a group by rewriting ``item._nodeid``, which pytest 9.2 no longer reads, so
 every file's module fixtures were silently built once per process.
@@ -39,7 +37,6 @@ from autograder.sandbox import forkserver, levels
 from autograder.sandbox.limits import WORKER_USER_ENV
 from gradings import Gradings
 from helpers import compile_kit, kit_modes_restored, worker_user
-import replica_prefetch
 import scheduling
 
 if "PYTEST_XDIST_WORKER" not in os.environ:     # the first process of the run, before any grader
@@ -79,34 +76,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         recorder.write()
 
 
-_started: set[str] = set()         # what this process started in the background (each once)
-
-
-def _start_background_work(config: pytest.Config, nodeids: list[str]) -> None:
-    """In the run's first process, once it knows what was collected: start what is prepared
-    in the background from the start (the Docker replica's image: ``replica_prefetch.py``)."""
-    if replica_prefetch.NODE in nodeids and not _started:
-        _started.add(replica_prefetch.NODE)                     # xdist: each process reports its collection
-        run = config._tmp_path_factory.getbasetemp()            # the folder `run_folder` names
-        replica_prefetch.start(run / replica_prefetch.FOLDER)
-
-
-@pytest.hookimpl(optionalhook=True)       # a hook of xdist's, in its controller
-def pytest_xdist_node_collection_finished(node, ids: list[str]) -> None:
-    _start_background_work(node.config, ids)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest units first (collection order is the order they are handed out: scheduling.py);
-    the :data:`SLOW` files marked for ``make check``; without xdist, the background work started."""
+    the :data:`SLOW` files marked for ``make check``."""
     order = {nodeid: i for i, nodeid in enumerate(scheduling.longest_first(
         [item.nodeid for item in items], scheduling.Durations.load()))}
     items.sort(key=lambda item: order[item.nodeid])
     for item in items:
         if item.path.name in SLOW:
             item.add_marker(pytest.mark.slow)
-    if not hasattr(config, "workerinput"):                      # no xdist: this is the run's only process
-        _start_background_work(config, [item.nodeid for item in items])
 
 
 @pytest.hookimpl(optionalhook=True)       # a hook of xdist's: none without it
@@ -128,16 +106,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 # --------------------------------------------------------------------------- fixtures
 
 @pytest.fixture(scope="session")
-def run_folder(tmp_path_factory, worker_id) -> Path:
-    """A folder every test process of this run shares (the run's own temporary folder)."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if worker_id != "master" else base       # xdist: <run>/popen-gwN
-
-
-@pytest.fixture(scope="session")
-def gradings(run_folder) -> Gradings:
+def gradings(tmp_path_factory, worker_id) -> Gradings:
     """Corpus cases graded once per run, shared by every test process (gradings.py)."""
-    return Gradings(run_folder / "gradings")
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if worker_id != "master" else base       # xdist: <run>/popen-gwN
+    return Gradings(shared / "gradings")
 
 
 @pytest.fixture(scope="session")

@@ -33,10 +33,6 @@ SPREAD = frozenset({
     "test_suites_corpus.py", "test_seed_sweep.py", "test_student_corpus.py", "test_hostile.py",
     "test_held_out_corpus.py", "test_contract_corpus.py", "test_banned_ops.py", "test_solutions.py",
     "test_reference_attention.py", "test_reference_multihead.py", "test_wire.py"})
-# Files whose slow part is prepared in the background from the run's start (the Docker
-# replica's image: replica_prefetch.py): handed out last, so their tests find it ready instead
-# of leaving a core idle while it is made.
-LAST = frozenset({"test_replica.py"})
 OUTLIER_S = 5.0               # a spread test this slow is recorded on its own
 UNKNOWN = math.inf            # a file without a record: first
 
@@ -85,10 +81,10 @@ class Durations:
 
 
 def longest_first(nodeids: list[str], durations: Durations) -> list[str]:
-    """``nodeids`` reordered unit by unit, the longest unit first, the units of :data:`LAST`
-    after all others (a unit's tests keep their order; units of equal length keep theirs)."""
+    """``nodeids`` reordered unit by unit, the longest unit first (a unit's tests keep their
+    order; units of equal length keep theirs)."""
     seconds = durations.unit_seconds(nodeids)
-    return sorted(nodeids, key=lambda nodeid: (file_of(nodeid) in LAST, -seconds[unit_of(nodeid)]))
+    return sorted(nodeids, key=lambda nodeid: -seconds[unit_of(nodeid)])
 
 
 class Recorder:

@@ -47,14 +47,6 @@ def test_a_file_without_a_record_goes_first_and_without_any_record_the_order_is_
     assert longest_first(COLLECTED, Durations.load(Path("/nonexistent/durations.json"))) == COLLECTED
 
 
-def test_a_file_prepared_in_the_background_goes_last_however_long_it_took():
-    replica = ["tests/test_replica.py::test_rules", "tests/test_replica.py::test_real"]
-    record = Durations(files={**RECORD.files, "test_replica.py": 400.0}, outliers=RECORD.outliers)
-    ordered = longest_first(replica + COLLECTED, record)
-    assert "test_replica.py" in scheduling.LAST
-    assert ordered[-2:] == replica and ordered[:-2] == longest_first(COLLECTED, RECORD)
-
-
 def test_the_recorder_sums_a_tests_phases_per_file_and_keeps_slow_spread_tests(tmp_path):
     recorder = Recorder(tmp_path / "durations.json")
     phases = [("tests/test_a.py::test_1", 0.5), ("tests/test_a.py::test_1", 2.0), ("tests/test_a.py::test_2", 7.5),
