@@ -266,9 +266,10 @@ def decide_outcomes(submission: intake.Submission, sandbox: Sandbox, tests: list
         mine = [t for t in tests if t.exercise == ex_id]
         module = found.exercise.module
         status, message = _status(found, sandbox.start_error(module), sandbox.load_error(module), plugin, budgets)
-        stopped = sandbox.load_notes.get(module)
-        if stopped is not None and status is results.ExerciseStatus.GRADED:
-            message = results.one_line(describe_notebook_cell_error(found.origin or found.exercise.filename, stopped), 2000)
+        cell_error = sandbox.load_notes.get(module)          # a notebook cell raised; the others ran
+        if cell_error is not None and status is results.ExerciseStatus.GRADED:
+            message = results.one_line(describe_notebook_cell_error(found.origin or found.exercise.filename,
+                                                                    cell_error), 2000)
         out.append(results.ExerciseOutcome(
             exercise=ex_id, status=status, message=message,
             score=round(sum(t.score for t in mine), results.SCORE_DECIMALS),

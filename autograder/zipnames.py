@@ -62,7 +62,6 @@ def _clear(data: bytearray, at: int) -> None:
     struct.pack_into("<H", data, at, flags & ~_UTF8_FLAG)
 
 
-
 _UNICODE_PATH_EXTRA = 0x7075      # Info-ZIP's "Unicode Path" extra field
 
 
@@ -73,20 +72,22 @@ def member_name(info: zipfile.ZipInfo) -> str:
     bytes themselves when they are valid UTF-8 (``zip`` on Linux stores ``Müller`` so)."""
     if info.flag_bits & _UTF8_FLAG:
         return info.filename
-    from_extra = _unicode_path_field(info)
+    try:
+        stored = info.orig_filename.encode("cp437")        # the name's bytes as stored
+    except UnicodeError:
+        return info.filename
+    from_extra = _unicode_path_field(info.extra, stored)
     if from_extra is not None:
         return from_extra
     try:
-        stored = info.orig_filename.encode("cp437")
         return stored.decode("utf-8") if not stored.isascii() else info.filename
     except UnicodeError:
         return info.filename
 
 
-def _unicode_path_field(info: zipfile.ZipInfo) -> str | None:
-    """The UTF-8 name in Info-ZIP's Unicode Path extra field, when present and its checksum
-    matches the stored name."""
-    extra = info.extra
+def _unicode_path_field(extra: bytes, stored: bytes) -> str | None:
+    """The UTF-8 name in Info-ZIP's Unicode Path extra field of ``extra``, when present and its
+    checksum matches the ``stored`` name."""
     at = 0
     while at + 4 <= len(extra):
         kind, size = struct.unpack_from("<HH", extra, at)
@@ -94,11 +95,10 @@ def _unicode_path_field(info: zipfile.ZipInfo) -> str | None:
         at += 4 + size
         if kind != _UNICODE_PATH_EXTRA or len(data) < 5 or data[0] != 1:
             continue
+        if zipfile.crc32(stored) != struct.unpack_from("<I", data, 1)[0]:
+            return None
         try:
-            stored = info.orig_filename.encode("cp437")
-            if zipfile.crc32(stored) != struct.unpack_from("<I", data, 1)[0]:
-                return None
             return data[5:].decode("utf-8")
-        except (UnicodeError, ValueError):
+        except UnicodeError:
             return None
     return None
