@@ -38,25 +38,29 @@ from autograder.suites.ex5_lstm_comparison import recall  # noqa: E402
 RECALL = "autograder/suites/ex5_lstm_comparison/test_training.py::test_attention_learns_recall"
 
 
-def search_first(accuracy: Callable[[int], float]) -> int:
-    """Trainings under the rule before ``judge``: the search's, then the student's model once."""
-    searched = 0
-    for offset in recall.OFFSETS:
-        searched += 1
-        if accuracy(offset) >= recall.E2E_SOLVED:
-            break
-    return searched + 1
-
-
-def judged(accuracy: Callable[[int], float]) -> int:
-    """Trainings under ``recall.judge``, the student's model and the reference counted alike."""
+def counting(accuracy: Callable[[int], float]) -> tuple[Callable[[int], float], list[int]]:
+    """``accuracy`` wrapped to record each call's candidate, and the list it records into."""
     calls: list[int] = []
 
     def counted(offset: int) -> float:
         calls.append(offset)
         return accuracy(offset)
 
-    recall.judge(counted, counted)
+    return counted, calls
+
+
+def search_first(accuracy: Callable[[int], float]) -> int:
+    """Trainings under the rule before ``judge``: the reference's in ``recall.search``, then the
+    student's model once, on the candidate it picked."""
+    reference, calls = counting(accuracy)
+    recall.search(reference)
+    return len(calls) + 1
+
+
+def judged(accuracy: Callable[[int], float]) -> int:
+    """Trainings under ``recall.judge``, the student's model and the reference counted alike."""
+    model, calls = counting(accuracy)
+    recall.judge(model, model)
     return len(calls)
 
 
