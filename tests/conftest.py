@@ -18,7 +18,7 @@ xdist 3.8 marks a group by rewriting ``item._nodeid``, which pytest 9.2 no longe
 every file's module fixtures were silently built once per process.
 Each test process has worker users of its own (``helpers.worker_user``), the default one
 through ``AUTOGRADER_WORKER_USER``, so processes never sweep each other's workers.
-``make check`` leaves out the :data:`SLOW` files (``-m "not slow"``).
+``make check`` leaves out the :data:`SLOW` files and the long ones (``-m "not slow"``, :data:`QUICK_S`).
 
 The run's first process byte-compiles the kit before anything grades (``helpers.compile_kit``):
 with ``PYTHONDONTWRITEBYTECODE`` set, every fresh grader compiled it again otherwise.
@@ -51,8 +51,12 @@ forkserver.shared()
 import torch  # noqa: E402  (after the zygote: it forks from a process without a thread pool)
 torch.set_num_threads(1)
 
-# `make check` (-m "not slow") leaves these out: the Docker replica, real otter/nbgrader runs,
-# built zips and wheels, corpora under other secrets, process-lifetime and cluster runs.
+# `make check` (-m "not slow") leaves out these files (the Docker replica, real otter/nbgrader
+# runs, built zips and wheels, corpora under other secrets, process-lifetime and cluster runs)
+# and every file that took longer than QUICK_S in the recorded run (durations.json: the corpora
+# graded case by case, the hostile lists), so that it stays a few minutes as the suite grows.
+# `make test` runs them all.
+QUICK_S = 45.0
 SLOW = {"test_replica.py", "test_gradescope.py", "test_interop_otter.py", "test_interop_nbgrader.py",
         "test_wheel_install.py", "test_seed_sweep.py", "test_lifetime.py", "test_batch_cluster.py",
         "test_batch_resume.py", "test_warm_isolation.py", "test_hostile_user_level.py", "test_notebooks.py",
@@ -78,12 +82,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest units first (collection order is the order they are handed out: scheduling.py);
-    the :data:`SLOW` files marked for ``make check``."""
+    the files ``make check`` leaves out marked ``slow``: :data:`SLOW`, and those that took longer
+    than :data:`QUICK_S` (a file the record does not know yet stays in: it is being written)."""
+    durations = scheduling.Durations.load()
     order = {nodeid: i for i, nodeid in enumerate(scheduling.longest_first(
-        [item.nodeid for item in items], scheduling.Durations.load()))}
+        [item.nodeid for item in items], durations))}
     items.sort(key=lambda item: order[item.nodeid])
     for item in items:
-        if item.path.name in SLOW:
+        if item.path.name in SLOW or durations.files.get(item.path.name, 0.0) > QUICK_S:
             item.add_marker(pytest.mark.slow)
 
 
