@@ -41,7 +41,8 @@ from autograder import contract, filetree, results
 from autograder import jobs as private_jobs
 from autograder.batching import cluster, interrupt_on_termination, resume, selection
 from autograder.batching.discovery import Discovery, discover
-from autograder.batching.runner import Row, RowStatus, Runner
+from autograder.batching.runner import GradeTimes, Row, RowStatus, Runner
+from autograder.cli import add_time_arguments
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
 from autograder.staff import options as staff_options
 
@@ -56,7 +57,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
               tls: cluster.Tls | None = None,
               job_memory_mb: int | None = None, isolation: str | None = None,
               warm: bool = True, options: staff_options.Options | None = None,
-              only: list[str] | None = None) -> tuple[list[Row], Discovery]:
+              only: list[str] | None = None, times: GradeTimes = GradeTimes()) -> tuple[list[Row], Discovery]:
     """Grade every submission (``only``: the named ones; every other keeps its last result);
     write the CSV, results/, summary.md, histogram.png, report.html and the LMS imports."""
     from autograder import gradebook
@@ -75,7 +76,7 @@ def run_batch(submissions: Path, out_csv: Path, exercises: tuple[contract.Exerci
     jobs = link.in_flight(jobs) if link else jobs
     runner = Runner(out_dir, exercises, call_timeout=call_timeout, student_timeout=student_timeout,
                     python=python, jobs=jobs, hide=sorted(set(hide)), job_memory_mb=job_memory_mb,
-                    isolation=isolation)
+                    isolation=isolation, times=times)
     try:                                            # whatever fails, no grader and no private copy is left
         runner.pool = cluster.choose_pool(runner, link, warm, default_worker_user())   # the cluster, warm graders or none
         if runner.pool is not None:
@@ -119,7 +120,7 @@ def _grade_all(runner: Runner, found: Discovery, out_dir: Path, exercises: tuple
     from tqdm import tqdm
 
     started = time.monotonic()
-    settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout}
+    settings = {"exercises": [ex.id for ex in exercises], "call_timeout": call_timeout, **runner.times.settings()}
     missing: list[str] = []
     if chosen is None:
         rows, todo, keys = resume.split(found.entries, out_dir / "results", settings, lambda e: Row(entry=e))
@@ -179,8 +180,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exercises", default=None, help=f"comma list, e.g. {','.join(contract.example_ids())} (default: all)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_CALL_TIMEOUT,
                         help="seconds per call into student code")
+    add_time_arguments(parser)                   # --import-timeout, --budget, --exercise-budget: as `grade`
     parser.add_argument("--student-timeout", type=float, default=600.0,
-                        help="seconds one whole submission may take before it is stopped (a zero row)")
+                        help="seconds one whole submission may take before it is stopped (a zero row; "
+                             "keep it above the exercises' budgets)")
     parser.add_argument("--job-memory-mb", type=int, default=None,
                         help="memory limit of one job (grader + worker) where memory cgroups are "
                              "available (default: the worker's 1024 MB + 1000 MB)")
@@ -213,7 +216,8 @@ def command(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         options = staff_options.from_args(args)
-    except staff_options.PolicyError as exc:
+        times = GradeTimes.from_args(args)
+    except (staff_options.PolicyError, ValueError) as exc:
         print(f"batch: {exc}", file=sys.stderr)
         return 2
     # Interruptible whatever started us (a script's background job inherits SIGINT ignored)
@@ -227,6 +231,7 @@ def command(args: argparse.Namespace) -> int:
                                 progress=False if args.no_progress else None,
                                 job_memory_mb=args.job_memory_mb, isolation=args.isolation,
                                 warm=not args.cold, scheduler=args.scheduler, tls=_tls(args), options=options,
+                                times=times,
                                 only=selection.parse(args.only) if args.only is not None else None)
     except (FileNotFoundError, ValueError, cluster.ClusterError, selection.UnknownStudents) as exc:
         print(f"batch: {exc}", file=sys.stderr)

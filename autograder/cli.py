@@ -85,7 +85,11 @@ def failure_line(test) -> str:
 
 
 def parse_budgets(text: str | None) -> dict[str, float]:
-    """``"ex5=120,ex2=30"`` -> ``{"ex5": 120.0, "ex2": 30.0}`` (seconds per exercise)."""
+    """``"ex5=120,ex2=30"`` -> ``{"ex5": 120.0, "ex2": 30.0}`` (seconds per exercise); a
+    malformed part or an exercise the kit does not know is a ValueError (a typo must not leave
+    an exercise on the default budget unnoticed)."""
+    from autograder import contract
+
     out: dict[str, float] = {}
     for part in (text or "").split(","):
         if not part.strip():
@@ -97,6 +101,8 @@ def parse_budgets(text: str | None) -> dict[str, float]:
             seconds = -1.0
         if not sep or seconds <= 0:
             raise ValueError(f"--budget: expected EXERCISE=SECONDS (SECONDS > 0), got {part.strip()!r}")
+        if key.strip() not in contract.BY_ID:
+            raise ValueError(f"--budget: unknown exercise {key.strip()!r}; known: {', '.join(contract.BY_ID)}")
         out[key.strip()] = seconds
     return out
 
@@ -118,6 +124,19 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def add_time_arguments(p: argparse.ArgumentParser) -> None:
+    """The time limits of one grading besides ``--timeout``: ``grade``'s, and ``batch``'s, which
+    hands them to every grader (checked there with :func:`parse_budgets`)."""
+    p.add_argument("--import-timeout", type=_positive_seconds, default=None, metavar="SECONDS",
+                   help="seconds to import one student file, its top-level code (a notebook's cells) "
+                        "included (default: the larger of --timeout and 20)")
+    p.add_argument("--budget", default=None, metavar="EX=SECONDS,…",
+                   help="time budget of some exercises' tests, <exercise id>=<seconds> (see --exercise-budget)")
+    p.add_argument("--exercise-budget", type=float, default=None, metavar="SECONDS",
+                   help="time budget for all the tests of one exercise (default: 70 s each); once "
+                        "spent, its remaining tests fail and the other exercises are graded normally")
+
+
 def _grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("submission", nargs="?")
     p.add_argument("--job", default=None, help=argparse.SUPPRESS)   # batch: a job file with the paths
@@ -127,9 +146,7 @@ def _grade_arguments(p: argparse.ArgumentParser) -> None:
     # only by `grade`: the sandbox package prepares the grader's config folders when imported)
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds per call into student code")
-    p.add_argument("--import-timeout", type=_positive_seconds, default=None, metavar="SECONDS",
-                   help="seconds to import one student file, its top-level code (a notebook's cells) "
-                        "included (default: the larger of --timeout and 20)")
+    add_time_arguments(p)
     p.add_argument("--memory-mb", type=int, default=1024, help="extra memory the worker may use")
     p.add_argument("--worker-user", default=None,
                    help="unprivileged user the student's code runs as, when root (created on demand; "
@@ -137,11 +154,6 @@ def _grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hide", action="append", default=[], metavar="FOLDER",
                    help="a folder the worker must not see besides the kit's (repeatable; `batch` "
                         "passes the class folder)")
-    p.add_argument("--budget", default=None, metavar="EX=SECONDS,…",
-                   help="time budget of some exercises' tests, <exercise id>=<seconds> (see --exercise-budget)")
-    p.add_argument("--exercise-budget", type=float, default=None, metavar="SECONDS",
-                   help="time budget for all the tests of one exercise (default: 70 s each); once "
-                        "spent, its remaining tests fail and the other exercises are graded normally")
     p.add_argument("--isolation", default="auto", metavar="LEVEL",
                    help="isolation level for the student's code (default: the strongest this machine "
                         "allows, or AUTOGRADER_ISOLATION; the README lists the levels); a level "

@@ -221,7 +221,7 @@ class ClusterPool:
         self.runner, self.link = runner, link
         self.settings = {"exercises": [ex.id for ex in runner.exercises], "call_timeout": runner.call_timeout,
                          "student_timeout": runner.student_timeout, "job_memory_mb": runner.memory.limit_mb,
-                         "warm": bool(warm), "worker_user": worker_user}
+                         "warm": bool(warm), "worker_user": worker_user, "times": runner.times.settings()}
         self.futures: set[Any] = set()
         self.graded_by: dict[str, tuple[str, str]] = {}     # job key -> (worker address, worker user)
         self.task_keys: dict[str, str] = {}                  # job key -> its Dask task's key
@@ -367,11 +367,13 @@ def _runner(runner_class: type, settings: dict) -> Any:
                 threads, hide = int(worker.state.nthreads), [str(worker.local_directory)]
             except (ImportError, ValueError, AttributeError):
                 pass
+            from autograder.batching.runner import GradeTimes
             runner = runner_class(private_jobs.private_folder("ag-cluster-out-"),
                                   contract.select(",".join(settings["exercises"])),
                                   call_timeout=float(settings["call_timeout"]),
                                   student_timeout=float(settings["student_timeout"]), python=sys.executable,
-                                  jobs=threads, hide=hide, job_memory_mb=int(settings["job_memory_mb"]))
+                                  jobs=threads, hide=hide, job_memory_mb=int(settings["job_memory_mb"]),
+                                  times=GradeTimes.from_settings(settings.get("times", {})))
             runner.pool = choose_pool(runner, None, bool(settings["warm"]), settings["worker_user"])
             if not _sides:
                 atexit.register(_close_runners)

@@ -58,13 +58,60 @@ class Row:
 
 # --------------------------------------------------------------------------- grading one
 
+@dataclass(frozen=True)
+class GradeTimes:
+    """``grade``'s time limits besides ``--timeout`` that a batch hands to every grader, as
+    ``grade`` takes them (``None``/empty: ``grade``'s defaults)."""
+    import_timeout: float | None = None
+    budgets: tuple[tuple[str, float], ...] = ()          # (exercise id, seconds), as given
+    exercise_budget: float | None = None
+
+    @classmethod
+    def from_args(cls, args) -> "GradeTimes":
+        """From ``batch``'s options (:func:`autograder.cli.add_time_arguments`), checked as
+        ``grade`` checks them: a ValueError says what is wrong."""
+        from autograder.cli import parse_budgets
+        if args.exercise_budget is not None and not args.exercise_budget > 0:
+            raise ValueError(f"--exercise-budget must be more than 0 seconds, got {args.exercise_budget:g}")
+        return cls(args.import_timeout, tuple(parse_budgets(args.budget).items()), args.exercise_budget)
+
+    def argv(self) -> list[str]:
+        """The ``grade`` options that give these limits."""
+        out: list[str] = []
+        if self.import_timeout is not None:
+            out += ["--import-timeout", repr(float(self.import_timeout))]
+        if self.budgets:
+            out += ["--budget", ",".join(f"{ex}={float(s)!r}" for ex, s in self.budgets)]
+        if self.exercise_budget is not None:
+            out += ["--exercise-budget", repr(float(self.exercise_budget))]
+        return out
+
+    def settings(self) -> dict[str, object]:
+        """What a kept result must have been graded with (``resume``) and what a cluster worker
+        rebuilds these from: only the limits set, so results graded with the defaults stay kept."""
+        out: dict[str, object] = {}
+        if self.import_timeout is not None:
+            out["import_timeout"] = float(self.import_timeout)
+        if self.budgets:
+            out["budgets"] = {ex: float(s) for ex, s in self.budgets}
+        if self.exercise_budget is not None:
+            out["exercise_budget"] = float(self.exercise_budget)
+        return out
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> "GradeTimes":
+        return cls(settings.get("import_timeout"), tuple(settings.get("budgets", {}).items()),
+                   settings.get("exercise_budget"))
+
+
 class Runner:
     """Grades entries in subprocesses; remembers the live ones so they can be stopped."""
 
     def __init__(self, out_dir: Path, exercises: tuple[contract.Exercise, ...], *,
                  call_timeout: float = DEFAULT_CALL_TIMEOUT, student_timeout: float = 600.0,
                  python: str | None = None, jobs: int = 1, hide: list[str] | None = None,
-                 memory_mb: int = 1024, job_memory_mb: int | None = None, isolation: str | None = None):
+                 memory_mb: int = 1024, job_memory_mb: int | None = None, isolation: str | None = None,
+                 times: GradeTimes = GradeTimes()):
         self.isolation = isolation if isolation not in (None, "auto") else None
         self.out_dir = Path(out_dir).resolve()
         self.hide = list(hide or []) + [str(self.out_dir)]
@@ -74,6 +121,7 @@ class Runner:
         self.memory_mb = memory_mb if self.memory.kind else private_jobs.memory_share_mb(jobs, memory_mb)
         self.exercises = exercises
         self.call_timeout = call_timeout
+        self.times = times
         self.student_timeout = student_timeout
         self.python = python or sys.executable
         self._live: set[subprocess.Popen] = set()
@@ -93,6 +141,7 @@ class Runner:
         cmd = [self.python, "-m", "autograder", "grade", "--job", str(job), "--timeout", f"{self.call_timeout:g}",
                "--worker-user", worker_user, "--memory-mb", str(self.memory_mb)]
         cmd += ["--isolation", self.isolation] if self.isolation else []
+        cmd += self.times.argv()
         if tuple(self.exercises) != contract.DEFAULT:      # `grade` alone grades DEFAULT
             cmd += ["--exercises", ",".join(ex.id for ex in self.exercises)]
         return cmd
