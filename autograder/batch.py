@@ -212,9 +212,9 @@ def _tls(args: argparse.Namespace) -> cluster.Tls | None:
 
 
 def command(args: argparse.Namespace) -> int:
-    exercises = contract.select(args.exercises)
     out = Path(args.out)
     try:
+        exercises = contract.select(args.exercises)
         options = staff_options.from_args(args)
         times = GradeTimes.from_args(args)
     except (staff_options.PolicyError, ValueError) as exc:

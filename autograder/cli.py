@@ -34,6 +34,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             raise ValueError("a SUBMISSION (or --job) is required")
         from autograder.sandbox import levels
         levels.requested(args.isolation)          # an unknown level: say so, grade nothing
+        exercises = contract.select(args.exercises)          # an unknown id: the same
     except (ValueError, OSError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
@@ -43,7 +44,6 @@ def _cmd_grade(args: argparse.Namespace) -> int:
                            hide=[str(Path(h).resolve()) for h in args.hide])
     if getattr(args, "isolation", None):
         config.isolation = args.isolation
-    exercises = contract.select(args.exercises)
     if args.results:                  # before anything starts (grade() writes it too, for its other callers)
         results.write_atomic(Path(args.results), results.placeholder())
     # the zygote loads what workers need while the engine is imported (startup.start_zygote_early)

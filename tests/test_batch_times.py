@@ -1,6 +1,8 @@
 """``batch --import-timeout/--budget/--exercise-budget``: `grade`'s time limits, handed to every
 grader of the class, checked before anything is graded, and part of what a kept result must
-have been graded with (a batch run again with other limits grades again)."""
+have been graded with (a batch run again with other limits grades again). An exercise id the
+kit does not know, in ``--budget`` or ``--exercises``, stops ``grade`` and ``batch`` with a
+sentence."""
 from __future__ import annotations
 
 import argparse
@@ -71,6 +73,7 @@ def test_a_cluster_worker_rebuilds_the_same_limits(tmp_path):
     (("--budget", "ex1=-3"), "expected EXERCISE=SECONDS"),
     (("--exercise-budget", "0"), "--exercise-budget must be more than 0"),
     (("--import-timeout", "nan"), None),                     # argparse refuses it itself
+    (("--exercises", "ex1,ex99"), "unknown exercise id(s): ex99"),
 ])
 def test_bad_limits_stop_the_batch_before_anything_is_graded(tmp_path, capsys, argv, says):
     (tmp_path / "class" / "ada").mkdir(parents=True)
@@ -85,9 +88,14 @@ def test_bad_limits_stop_the_batch_before_anything_is_graded(tmp_path, capsys, a
     assert not out.exists() and not (out.parent / "results").exists()
 
 
-def test_grade_refuses_an_unknown_exercise_in_budget_too(tmp_path, capsys):
-    assert main(["grade", str(tmp_path), "--budget", "ex1=5,exx=4"]) == 2
-    assert "unknown exercise 'exx'" in capsys.readouterr().err
+@pytest.mark.parametrize("argv, says", [(("--budget", "ex1=5,exx=4"), "unknown exercise 'exx'"),
+                                         (("--exercises", "exx"), "unknown exercise id(s): exx")])
+def test_grade_refuses_an_unknown_exercise_in_a_sentence(tmp_path, capsys, argv, says):
+    """Exit code 2 and one line on stderr (not a traceback), and no results file."""
+    assert main(["grade", str(tmp_path), "--results", str(tmp_path / "results.json"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+    assert not (tmp_path / "results.json").exists()
 
 
 def test_the_graders_apply_the_limits_and_a_new_limit_grades_again(world_readable_folder):
