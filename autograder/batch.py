@@ -42,7 +42,7 @@ from autograder import jobs as private_jobs
 from autograder.batching import cluster, interrupt_on_termination, resume, selection
 from autograder.batching.discovery import Discovery, discover
 from autograder.batching.runner import GradeTimes, Row, RowStatus, Runner
-from autograder.cli import add_time_arguments
+from autograder.cli import add_time_arguments, positive_int, positive_seconds
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
 from autograder.staff import options as staff_options
 
@@ -173,18 +173,18 @@ def default_jobs() -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", metavar="SUBMISSIONS_DIR",
                         help="one sub-folder or .zip per student, or a Gradescope export folder")
-    parser.add_argument("--jobs", "-j", type=int, default=default_jobs(),
+    parser.add_argument("--jobs", "-j", type=positive_int, default=default_jobs(),
                         help="submissions graded at once (default: %(default)s; ~0.6 GB of memory each)")
     parser.add_argument("--out", default="grades.csv",
                         help="gradebook CSV; results/, summary.md and histogram.png go next to it")
     parser.add_argument("--exercises", default=None, help=f"comma list, e.g. {','.join(contract.example_ids())} (default: all)")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_CALL_TIMEOUT,
+    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_CALL_TIMEOUT,
                         help="seconds per call into student code")
     add_time_arguments(parser)                   # --import-timeout, --budget, --exercise-budget: as `grade`
-    parser.add_argument("--student-timeout", type=float, default=600.0,
+    parser.add_argument("--student-timeout", type=positive_seconds, default=600.0,
                         help="seconds one whole submission may take before it is stopped (a zero row; "
                              "keep it above the exercises' budgets)")
-    parser.add_argument("--job-memory-mb", type=int, default=None,
+    parser.add_argument("--job-memory-mb", type=positive_int, default=None,
                         help="memory limit of one job (grader + worker) where memory cgroups are "
                              "available (default: the worker's 1024 MB + 1000 MB)")
     parser.add_argument("--isolation", default="auto", metavar="LEVEL",

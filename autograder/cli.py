@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
@@ -24,8 +25,6 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         budgets = parse_budgets(args.budget)
-        if args.exercise_budget is not None and not args.exercise_budget > 0:
-            raise ValueError(f"--exercise-budget must be more than 0 seconds, got {args.exercise_budget:g}")
         if args.job:                                  # batch: the paths come from a job file
             from autograder.jobs import read_job
             job = read_job(args.job)
@@ -55,6 +54,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
                            in_process=args.in_process, budgets=budgets)
     if args.exercise_budget is not None:
         request.default_budget = args.exercise_budget
+    if not os.path.lexists(args.submission):      # a mistyped path: graded (results.json stays sure), and said
+        print(f"grade: {args.submission} does not exist: every exercise is graded as missing", file=sys.stderr)
     outcome = grade(request)
     print(outcome.output)
     for test in outcome.tests:
@@ -99,7 +100,7 @@ def parse_budgets(text: str | None) -> dict[str, float]:
             seconds = float(value)
         except ValueError:
             seconds = -1.0
-        if not sep or seconds <= 0:
+        if not sep or not 0 < seconds < float("inf"):
             raise ValueError(f"--budget: expected EXERCISE=SECONDS (SECONDS > 0), got {part.strip()!r}")
         if key.strip() not in contract.BY_ID:
             raise ValueError(f"--budget: unknown exercise {key.strip()!r}; known: {', '.join(contract.BY_ID)}")
@@ -117,22 +118,37 @@ def _release_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_cmd_release)
 
 
-def _positive_seconds(text: str) -> float:
-    value = float(text)
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
     if not (0 < value < float("inf")):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number above 0 (jobs, megabytes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number above 0, got {text!r}")
     return value
 
 
 def add_time_arguments(p: argparse.ArgumentParser) -> None:
     """The time limits of one grading besides ``--timeout``: ``grade``'s, and ``batch``'s, which
     hands them to every grader (checked there with :func:`parse_budgets`)."""
-    p.add_argument("--import-timeout", type=_positive_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--import-timeout", type=positive_seconds, default=None, metavar="SECONDS",
                    help="seconds to import one student file, its top-level code (a notebook's cells) "
                         "included (default: the larger of --timeout and 20)")
     p.add_argument("--budget", default=None, metavar="EX=SECONDS,…",
                    help="time budget of some exercises' tests, <exercise id>=<seconds> (see --exercise-budget)")
-    p.add_argument("--exercise-budget", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--exercise-budget", type=positive_seconds, default=None, metavar="SECONDS",
                    help="time budget for all the tests of one exercise (default: 70 s each); once "
                         "spent, its remaining tests fail and the other exercises are graded normally")
 
@@ -144,10 +160,10 @@ def _grade_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", default=None, help="write Gradescope results.json here")
     # --timeout and --worker-user: None means autograder.sandbox.limits' defaults (imported
     # only by `grade`: the sandbox package prepares the grader's config folders when imported)
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=positive_seconds, default=None,
                    help="seconds per call into student code")
     add_time_arguments(p)
-    p.add_argument("--memory-mb", type=int, default=1024, help="extra memory the worker may use")
+    p.add_argument("--memory-mb", type=positive_int, default=1024, help="extra memory the worker may use")
     p.add_argument("--worker-user", default=None,
                    help="unprivileged user the student's code runs as, when root (created on demand; "
                         "`batch` gives each parallel job its own)")

@@ -71,11 +71,16 @@ def test_a_cluster_worker_rebuilds_the_same_limits(tmp_path):
     (("--budget", "ex99=10"), "unknown exercise 'ex99'"),
     (("--budget", "ex1:10"), "expected EXERCISE=SECONDS"),
     (("--budget", "ex1=-3"), "expected EXERCISE=SECONDS"),
-    (("--exercise-budget", "0"), "--exercise-budget must be more than 0"),
-    (("--import-timeout", "nan"), None),                     # argparse refuses it itself
+    (("--budget", "ex1=inf"), "expected EXERCISE=SECONDS"),
+    (("--exercise-budget", "0"), "expected a positive number of seconds, got '0'"),
+    (("--import-timeout", "nan"), "expected a positive number of seconds, got 'nan'"),
+    (("--timeout", "-1"), "expected a positive number of seconds, got '-1'"),
+    (("--student-timeout", "0"), "expected a positive number of seconds, got '0'"),
+    (("--jobs", "0"), "expected a whole number above 0, got '0'"),
+    (("--job-memory-mb", "-1"), "expected a whole number above 0, got '-1'"),
     (("--exercises", "ex1,ex99"), "unknown exercise id(s): ex99"),
 ])
-def test_bad_limits_stop_the_batch_before_anything_is_graded(tmp_path, capsys, argv, says):
+def test_bad_options_stop_the_batch_before_anything_is_graded(tmp_path, capsys, argv, says):
     (tmp_path / "class" / "ada").mkdir(parents=True)
     out = tmp_path / "marks" / "grades.csv"
     try:
@@ -83,16 +88,23 @@ def test_bad_limits_stop_the_batch_before_anything_is_graded(tmp_path, capsys, a
     except SystemExit as exc:                                # argparse: exit code 2 and its message
         code = exc.code
     assert code == 2
-    if says:
-        assert says in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
     assert not out.exists() and not (out.parent / "results").exists()
 
 
 @pytest.mark.parametrize("argv, says", [(("--budget", "ex1=5,exx=4"), "unknown exercise 'exx'"),
-                                         (("--exercises", "exx"), "unknown exercise id(s): exx")])
-def test_grade_refuses_an_unknown_exercise_in_a_sentence(tmp_path, capsys, argv, says):
-    """Exit code 2 and one line on stderr (not a traceback), and no results file."""
-    assert main(["grade", str(tmp_path), "--results", str(tmp_path / "results.json"), *argv]) == 2
+                                         (("--exercises", "exx"), "unknown exercise id(s): exx"),
+                                         (("--timeout", "0"), "expected a positive number of seconds"),
+                                         (("--exercise-budget", "-2"), "expected a positive number of seconds"),
+                                         (("--memory-mb", "-5"), "expected a whole number above 0")])
+def test_grade_refuses_bad_limits_and_unknown_exercises_in_a_sentence(tmp_path, capsys, argv, says):
+    """Exit code 2 and a sentence on stderr (not a traceback), and no results file."""
+    try:
+        code = main(["grade", str(tmp_path), "--results", str(tmp_path / "results.json"), *argv])
+    except SystemExit as exc:                                # argparse: exit code 2 and its message
+        code = exc.code
+    assert code == 2
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err
     assert not (tmp_path / "results.json").exists()
@@ -118,3 +130,13 @@ def test_the_graders_apply_the_limits_and_a_new_limit_grades_again(world_readabl
     assert main(base) == 0
     again = results.outcomes_from_json(results.load(out.parent / "results" / "slow_import" / "results.json"))["ex1"]
     assert again.status is results.ExerciseStatus.GRADED and again.score == again.max_score == 20
+
+
+def test_grade_of_a_path_that_does_not_exist_says_so_and_still_writes_results(tmp_path, capsys):
+    """A mistyped path is graded as a submission without files (Gradescope must always get a
+    results.json), and ``grade`` says on stderr that the path does not exist."""
+    out = tmp_path / "results.json"
+    assert main(["grade", str(tmp_path / "no-such-folder"), "--exercises", "ex1", "--results", str(out)]) == 0
+    assert "no-such-folder does not exist" in capsys.readouterr().err
+    data = results.load(out)
+    assert data["score"] == 0 and results.outcomes_from_json(data)["ex1"].status is results.ExerciseStatus.MISSING

@@ -71,8 +71,6 @@ class GradeTimes:
         """From ``batch``'s options (:func:`autograder.cli.add_time_arguments`), checked as
         ``grade`` checks them: a ValueError says what is wrong."""
         from autograder.cli import parse_budgets
-        if args.exercise_budget is not None and not args.exercise_budget > 0:
-            raise ValueError(f"--exercise-budget must be more than 0 seconds, got {args.exercise_budget:g}")
         return cls(args.import_timeout, tuple(parse_budgets(args.budget).items()), args.exercise_budget)
 
     def argv(self) -> list[str]:
