@@ -5,7 +5,8 @@
   slip past any static rule. Before a student module whose exercise bans an API is loaded,
   that API is replaced (in every module that binds it; a class gets a guarded ``__init__``)
   by a guard that raises :class:`BannedAPIError` when its *immediate* Python caller is that
-  student file (the zygote installs every exercise's guards before it forks workers,
+  student file, or student-made code of no known file (``exec`` of a string; code under a
+  library's file name is refused earlier, :class:`~autograder.sandbox.trust.NameForgeryGuard`) (the zygote installs every exercise's guards before it forks workers,
   :func:`preinstall`; a guard refuses nothing until a ``ban`` names a file). The kit's
   support code, torch's own code (``nn.TransformerEncoderLayer`` building a
   ``MultiheadAttention``) and student files of exercises without that ban are unaffected,
@@ -28,6 +29,8 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from autograder.sandbox import trust
+
 
 class BannedAPIError(RuntimeError):
     """A student file called an API its exercise forbids."""
@@ -38,9 +41,11 @@ class BannedAPIError(RuntimeError):
 class BanGuards:
     """Guards for dotted API names, each knowing which student files may not call it."""
 
-    def __init__(self, on_refusal: Callable[[str], None] | None = None) -> None:
+    def __init__(self, on_refusal: Callable[[str], None] | None = None,
+                 student_files: set[str] | None = None) -> None:
         self._files: dict[str, set[str]] = {}         # dotted name -> student filenames banning it
         self._on_refusal = on_refusal                 # told of every refusal (caught or not)
+        self._student_files = student_files if student_files is not None else set()   # the worker's live set
 
     def ban(self, filename: str, dotted_names: tuple[str, ...] | list[str]) -> None:
         """From now on ``filename`` may not call any of ``dotted_names`` (each name's guard is
@@ -52,7 +57,13 @@ class BanGuards:
                 guard.checkers.append(self)
 
     def _check(self, dotted: str, caller: str) -> None:
-        if caller in self._files.get(dotted, ()):
+        """Refuse when the immediate caller is a student file banning ``dotted``, or student-made
+        code of no known file (``exec`` of a string, ``compile`` under an invented name) while
+        some loaded student file bans it; a library's code and other student files pass."""
+        banning = self._files.get(dotted)
+        if not banning:
+            return
+        if caller in banning or (caller not in self._student_files and not trust.is_library_file(caller)):
             message = f"{dotted} is not allowed in this exercise"
             if self._on_refusal is not None:
                 self._on_refusal(message)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import sysconfig
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
@@ -37,6 +36,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from autograder.sandbox import trust
 from autograder.sandbox.guards import BannedAPIError
 
 _KEY = torch._C.DispatchKey.PreDispatch
@@ -55,20 +55,6 @@ class Violation:
         where = f", called from {self.where}" if self.where else ""
         return (f"{self.exercise} forbids {short} ({self.api}; found at the operator level: "
                 f"{self.op}{where}). Write this part with matrix products and a softmax yourself")
-
-
-def _trusted_roots() -> tuple[str, ...]:
-    """Folders whose code is the kit's or a library's (never the student's)."""
-    import autograder
-    roots = {os.path.dirname(os.path.abspath(autograder.__file__))}
-    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(name)
-        if path:
-            roots.add(os.path.abspath(path))
-    for module in (torch, sys.modules.get("numpy"), sys.modules.get("matplotlib")):
-        if module is not None and getattr(module, "__file__", None):
-            roots.add(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
-    return tuple(sorted(root + os.sep for root in roots))
 
 
 def guard_new_threads() -> None:
@@ -105,7 +91,6 @@ class OperatorGuard:
         self._installed: set[str] = set()
         self._violations: list[str] = []          # messages of this request's refusals
         self._stop: FrameType | None = None       # the frame answering the request
-        self._trusted = _trusted_roots()
 
     # -- set-up (before the student file's code runs)
     def ban(self, filename: str, exercise: str, operators: dict[str, str]) -> None:
@@ -161,10 +146,9 @@ class OperatorGuard:
             return Violation(exercise, api, f"aten::{op}", unattributed)
         return None
 
-    def _is_trusted(self, filename: str) -> bool:
-        if filename.startswith("<frozen "):
-            return True
-        return os.path.isabs(filename) and filename.startswith(self._trusted)
+    @staticmethod
+    def _is_trusted(filename: str) -> bool:
+        return trust.is_library_file(filename)
 
     # -- one request
     def record(self, message: str) -> None:

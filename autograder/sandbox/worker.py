@@ -36,7 +36,7 @@ import torch
 import autograder.support
 from autograder.jsontypes import JSONObject
 from autograder import contract  # data only: which exercise bans which API
-from autograder.sandbox import globalstate, guards, lazy_dynamo, opguard, protocol, wire
+from autograder.sandbox import globalstate, guards, lazy_dynamo, opguard, protocol, trust, wire
 from autograder.sandbox.reachin import ReachInWatch
 
 # Loaded before student code: the pristine copy. The drawing helpers (matplotlib's figure and
@@ -199,11 +199,12 @@ class Server:
         self.table = ObjectTable({protocol.SUPPORT_KEY: support}, snapshot)
         self.student_files: set[str] = set()
         self.operators = opguard.OperatorGuard()      # banned APIs at the operator level
-        self.bans = guards.BanGuards(on_refusal=self.operators.record)
+        self.bans = guards.BanGuards(on_refusal=self.operators.record, student_files=self.student_files)
         self.reach = ReachInWatch(self.student_files)
         self.state = globalstate.GlobalState.take(warnings_too=watch_reach_ins)   # before student code
         if watch_reach_ins:
             self.reach.install()
+            trust.NameForgeryGuard(on_refusal=self.operators.record).install()
 
     # -- entry point: one request in, one reply out
     def handle(self, request: protocol.Request) -> protocol.Reply:

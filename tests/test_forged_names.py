@@ -1,0 +1,137 @@
+"""Code the student makes under another name is still the student's (``sandbox/trust.py``).
+
+The banned-API guards judge a call by the file names on the stack. ex3 bans
+``F.multi_head_attention_forward``, which only the Python layer sees (it runs generic
+operators): here its ``MultiHeadAttention.forward`` is replaced by one that returns
+``F.multi_head_attention_forward``'s result, made so that its frames do not carry the student
+file's name: ``exec`` of a string, ``compile`` under a standard-library file's name, and a
+function's code copied with that name. Each route is first proved to compute ex3's multi-head
+attention when nothing guards it; graded, each must lose the banned-API test and every test the
+solution's forward earns. Correct code is untouched by the guard: the solutions keep full marks
+(``tests/test_solutions.py``), and a library compiling its own text (importlib without a cached
+``.pyc``) passes (below).
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import types
+
+import pytest
+import torch
+
+from autograder import contract
+from autograder.grading import GradeRequest, grade
+from autograder.sandbox import SandboxConfig, trust
+from helpers import make_submission, solution_file, worker_user
+
+WORKER_USER = worker_user("forged")
+LIBRARY_FILE = functools.__file__            # a standard-library file
+BANNED_TEST = "does not use torch.nn.MultiheadAttention"
+
+# ex3's forward through the banned function (separate projections, per-head weights)
+FORWARD = '''
+def _mha(self, query, key, value, mask=None):
+    F = torch.nn.functional
+    B, n, d = query.shape
+    h = self.num_heads
+    attn_mask = None
+    if mask is not None:
+        attn_mask = ~torch.broadcast_to(mask.to(torch.bool), (B, h, n, key.shape[1])).reshape(B * h, n, -1)
+    bias = None if self.W_q.bias is None else torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias])
+    out, w = F.multi_head_attention_forward(
+        query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1), d, h, None, bias, None, None,
+        False, 0.0, self.W_o.weight, self.W_o.bias, training=False, need_weights=True, attn_mask=attn_mask,
+        use_separate_proj_weight=True, q_proj_weight=self.W_q.weight, k_proj_weight=self.W_k.weight,
+        v_proj_weight=self.W_v.weight, average_attn_weights=False)
+    return out.transpose(0, 1), w
+'''
+# route -> code (after FORWARD's text is bound to _FORWARD) that binds _mha
+ROUTES = {
+    "exec_string": 'exec(compile(_FORWARD, "<string>", "exec"), globals())',
+    "library_name": f'exec(compile(_FORWARD, {LIBRARY_FILE!r}, "exec"), globals())',
+    "code_copied": ('exec(_FORWARD)\n'
+                    f'_mha = types.FunctionType(_mha.__code__.replace(co_filename={LIBRARY_FILE!r}), globals())'),
+}
+
+
+def _source(route: str) -> str:
+    return (solution_file("ex3").read_text() + "\n\nimport types\n"
+            f"_FORWARD = {FORWARD!r}\n{ROUTES[route]}\nMultiHeadAttention.forward = _mha\n")
+
+
+def _module(source: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = f"{name}.py"
+    exec(compile(source, f"{name}.py", "exec"), module.__dict__)
+    return module
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_each_route_computes_multi_head_attention_when_unguarded(route):
+    """(In this process: no guard installed.) The route's forward equals the solution's."""
+    routed, solution = _module(_source(route), f"routed_{route}"), _module(solution_file("ex3").read_text(), "sol")
+    torch.manual_seed(0)
+    model = solution.MultiHeadAttention(8, 2)
+    forged = routed.MultiHeadAttention(8, 2)
+    forged.load_state_dict(model.state_dict())
+    x = torch.randn(2, 5, 8)
+    mask = torch.rand(2, 1, 5, 5) > 0.3
+    mask[..., 0] = True
+    for got, want in zip(forged(x, x, x, mask), model(x, x, x, mask)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    assert forged.forward.__code__.co_filename != "routed_" + route + ".py"      # another name on its frames
+
+
+def _grade(tmp_path, source: str):
+    folder = make_submission(tmp_path, {contract.BY_ID["ex3"].filename: source})
+    return grade(GradeRequest(submission=folder, results_path=None, exercises=contract.select("ex3"),
+                              config=SandboxConfig(call_timeout=20.0, user=WORKER_USER)))
+
+
+@pytest.fixture(scope="module")
+def solution_passes(tmp_path_factory) -> set[str]:
+    results = _grade(tmp_path_factory.mktemp("solution"), solution_file("ex3").read_text())
+    assert results.score == results.max_score
+    return {t.name for t in results.tests}
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_a_forged_name_does_not_pass_for_library_code(route, tmp_path, solution_passes):
+    results = _grade(tmp_path, _source(route))
+    banned = [t for t in results.tests if BANNED_TEST in t.name]
+    assert len(banned) == 1 and not banned[0].passed, [t.name for t in results.tests]
+    assert "not allowed" in banned[0].output, banned[0].output[:500]
+    earned = {t.name for t in results.tests if t.passed and "forward" in t.name.lower()}
+    assert not earned, f"{route}: forward tests earned with the banned function: {sorted(earned)}"
+    assert results.score < results.max_score / 2, results.score
+
+
+def test_library_code_and_its_own_text_pass_the_name_check():
+    """The hook's decisions, called directly (no hook is installed in this process): a
+    library file compiled from its own text passes; another text under its name, or a code
+    object with its name run or made from student code, is refused."""
+    refused: list[str] = []
+    guard = trust.NameForgeryGuard(on_refusal=refused.append)
+    with open(LIBRARY_FILE, "rb") as handle:
+        own = handle.read()
+    guard._hook("compile", (own, LIBRARY_FILE))                        # importlib without a .pyc
+    guard._hook("compile", (b"x = 1", "<string>"))                     # any name that is no library's
+    guard._hook("exec", (compile("x = 1", "student.py", "exec"),))
+    assert not refused
+    forged = compile("x = 1", LIBRARY_FILE, "exec")
+    for event, args in (("compile", (b"x = 1", LIBRARY_FILE)), ("exec", (forged,)),
+                        ("code.__new__", (b"", LIBRARY_FILE, "f", 0)), ("function.__new__", (forged,)),
+                        ("object.__setattr__", (lambda: 0, "__code__", forged))):
+        with pytest.raises(PermissionError, match="not allowed"):
+            _call_from_student_code(guard, event, args)
+    assert len(refused) == 5
+    assert trust.is_library_file(LIBRARY_FILE) and trust.is_library_file(torch.__file__)
+    assert not trust.is_library_file("attention.py") and not trust.is_library_file("<string>")
+
+
+def _call_from_student_code(guard: trust.NameForgeryGuard, event: str, args: tuple) -> None:
+    """Raise ``event`` at the hook from a frame of a student-named file (the hook's caller check
+    looks at the frame that raised the event)."""
+    namespace = {"hook": guard._hook, "event": event, "args": args}
+    exec(compile("hook(event, args)", "student.py", "exec"), namespace)
