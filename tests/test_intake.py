@@ -349,6 +349,23 @@ def test_a_cell_whose_reading_does_not_compile_is_kept_as_written(tmp_path, cell
         compile(found.source, "attention.ipynb", "exec")
 
 
+@pytest.mark.parametrize("first_line", ["%matplotlib inline", "!pip install -q numpy", "import os"])
+def test_a_future_import_after_a_magic_in_the_same_cell_runs_as_in_jupyter(tmp_path, cell_reader, first_line):
+    """Jupyter compiles each statement of a cell on its own, so ``%matplotlib inline`` above the
+    pasted stub's ``from __future__ import annotations`` runs; so does the notebook here (the
+    import moved to the top of the module, parenthesised or not)."""
+    solution = SOLUTION.read_text()
+    assert "from __future__ import annotations\n" in solution
+    cells = [code_cell(f"{first_line}\n{solution}"), code_cell("from __future__ import (division)\n")]
+    (tmp_path / "attention.ipynb").write_text(notebook(cells))
+    found = ex1(tmp_path)
+    assert found.kind == "found", found.problem
+    assert found.source.startswith("from __future__ import annotations, division\n")
+    import numpy as np
+    names = _run_module(found.source, found.cells)
+    assert names["softmax"](np.zeros(2)).tolist() == [0.5, 0.5]
+
+
 def test_magics_never_change_a_notebook_without_them(tmp_path, cell_reader):
     first = "import numpy as np\n\nrate = 100 % 7  # a % that is Python's own\n"
     (tmp_path / "attention.ipynb").write_text(notebook([code_cell(first), code_cell(BLACK_CELL)]))

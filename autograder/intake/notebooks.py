@@ -206,8 +206,11 @@ def _transformer_manager():
 
 
 def _compiles(code: str) -> bool:
+    """``code`` (one cell) compiles as it will run: its ``from __future__`` lines moved to the
+    top of the module (:func:`read_notebook`), so one after a magic's line is no error (Jupyter
+    compiles each statement of a cell on its own)."""
     try:
-        compile(code, "<cell>", "exec", dont_inherit=True)
+        compile(_FUTURE.sub("pass", code), "<cell>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -272,7 +275,7 @@ _SURROGATES = re.compile(r"[\ud800-\udfff]")
 # blank lines, then %%time or %%capture and its arguments (IPython reads a cell magic there only)
 _RUNS_ITS_BODY = re.compile(r"\A(?:[ \t]*\n)*%%(" + "|".join(RUNS_ITS_BODY) + r")(?![\w])([^\n]*)(?:\n|\Z)")
 _DISPLAY = re.compile(r"\bdisplay\b")
-_FUTURE = re.compile(r"^from __future__ import ([\w, ]+?)[ \t]*(?:#.*)?$", re.MULTILINE)
+_FUTURE = re.compile(r"^from __future__ import \(?([\w, ]+?)\)?[ \t]*(?:#.*)?$", re.MULTILINE)
 # The fallback's rule (no IPython): a magic, shell or help line; an assignment from one.
 _MAGIC_LINE = re.compile(r"[ \t]*(?:[%!]|[\w.]+[ \t]*\?{1,2}[ \t]*$)")
 _MAGIC_ASSIGN = re.compile(r"[ \t]*([\w.]+)[ \t]*=[ \t]*[%!]")
