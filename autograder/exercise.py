@@ -161,6 +161,9 @@ class Exercise:
     names: tuple[str, ...]       # every public name of the contract
     banned: tuple[str, ...] = field(default=())  # dotted API names the student may not use
     numpy_only: tuple[str, ...] = field(default=())  # functions that must not touch torch/scipy
+    # top-level classes/functions the bans apply to, with the module's functions they call (the
+    # contract's "… in `AttentionClassifier`"); empty: the whole file
+    banned_in: tuple[str, ...] = field(default=())
     points: float = 20.0         # the exercise's total; tests' `points` markers are weights within it
     # What student calls of this exercise load on first use (``sandbox.worker.WARM_UPS``:
     # "meta" device probes, "figures", an "optimizer" step): loaded by the zygote before it

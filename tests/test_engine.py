@@ -361,6 +361,33 @@ def test_banned_apis_are_found_through_aliases():
     assert hits == ["line 3: torch.exp inside _exp, called from _norm (NumPy only)"], hits
 
 
+def test_ex5_bans_attention_apis_in_attention_classifier_and_its_helpers_only():
+    """The contract: "Not allowed: … in `AttentionClassifier`". A helper the class calls
+    (directly or through another) is the class's code; a self-check elsewhere in the file, or
+    ``LSTMClassifier``, is not."""
+    ex5 = contract.BY_ID["ex5"]
+    head = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+    attend = "def _attend(q):\n    return F.scaled_dot_product_attention(q, q, q)\n"
+    via = "def _via(q):\n    return _attend(q)\n"
+
+    def classifier(body: str) -> str:
+        return f"class AttentionClassifier(nn.Module):\n    def classify(self, x):\n        return {body}\n"
+
+    elsewhere = (head + attend + classifier("x") + "def check_against_pytorch(q):\n    return _attend(q)\n"
+                 "class LSTMClassifier(nn.Module):\n    def classify(self, x):\n"
+                 "        return nn.MultiheadAttention(4, 1)(x, x, x)[0]\n")
+    assert intake.find_banned(elsewhere, ex5) == []
+    assert intake.find_banned(head + classifier("F.scaled_dot_product_attention(x, x, x)"), ex5) == [
+        "line 6: torch.nn.functional.scaled_dot_product_attention"]
+    assert intake.find_banned(head + attend + via + classifier("_via(x)"), ex5) == [
+        "line 5: torch.nn.functional.scaled_dot_product_attention"]
+    assert intake.find_banned(head + classifier("torch.ops.aten.scaled_dot_product_attention(x, x, x)"), ex5)
+    assert intake.find_banned(solution_file("ex5").read_text(), ex5) == []
+    # ex3 bans them in the whole file, as its contract says
+    assert intake.find_banned(head + attend, contract.BY_ID["ex3"]) == [
+        "line 5: torch.nn.functional.scaled_dot_product_attention"]
+
+
 # --------------------------------------------------------------------------- results
 
 def test_results_validate_and_are_written_atomically(tmp_path):

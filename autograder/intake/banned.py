@@ -39,13 +39,13 @@ def find_banned(source: str, ex: Exercise) -> list[str]:
 def _banned(tree: ast.Module, nodes: list[ast.AST], aliases: dict[str, str], ex: Exercise) -> list[str]:
     operators = banned_operators(ex)              # other doors: torch.ops.aten.X, torch._C._nn.X
     hits: list[str] = []
-    for node in nodes:
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    for node in _in_scope(tree, nodes, functions, ex.banned_in):
         dotted = _dotted(node, aliases)
         if dotted and any(dotted == b or dotted.startswith(b + ".") for b in ex.banned):
             hits.append(f"line {node.lineno}: {dotted}")
         elif dotted and dotted.startswith("torch.") and any(p in operators for p in dotted.split(".")[1:]):
             hits.append(f"line {node.lineno}: {dotted}")
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     callers = {name: name for name in ex.numpy_only if name in functions}   # function -> its caller
     for name in ex.numpy_only:
         for helper, via in _reachable(name, functions).items():
@@ -58,6 +58,27 @@ def _banned(tree: ast.Module, nodes: list[ast.AST], aliases: dict[str, str], ex:
                 hits.append(f"line {node.lineno}: {dotted} inside {where} (NumPy only)")
                 break
     return sorted(set(hits), key=lambda h: (int(h.split(":")[0].split()[1]), h))
+
+
+def _in_scope(tree: ast.Module, nodes: list[ast.AST], functions: dict[str, ast.FunctionDef],
+              banned_in: tuple[str, ...]) -> list[ast.AST]:
+    """The nodes the bans apply to: every node, or with ``banned_in`` those of the named
+    top-level classes and functions and of the module's functions they call (by name,
+    directly or through others)."""
+    if not banned_in:
+        return nodes
+    roots = [n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.name in banned_in]
+    scoped: list[ast.AST] = []
+    for root in roots:
+        scoped.extend(ast.walk(root))
+        called = {n.func.id for n in ast.walk(root) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        helpers = {name for name in called if name in functions}
+        for name in list(helpers):
+            helpers.update(_reachable(name, functions))
+        for name in sorted(helpers - set(banned_in)):
+            scoped.extend(ast.walk(functions[name]))
+    return scoped
 
 
 def _reachable(name: str, functions: dict[str, ast.FunctionDef]) -> dict[str, str]:

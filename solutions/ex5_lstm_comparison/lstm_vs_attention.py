@@ -23,8 +23,9 @@ Conventions used throughout (they are also what the grader checks):
   device (``device=x.device``) and give fill values as Python floats
   (``masked_fill(~mask, float("-inf"))``).
 * Not allowed: ``torch.nn.MultiheadAttention`` and
-  ``torch.nn.functional.scaled_dot_product_attention`` (write the attention yourself);
-  ``nn.LSTM`` is required in ``LSTMClassifier``.
+  ``torch.nn.functional.scaled_dot_product_attention`` in ``AttentionClassifier`` and the
+  functions it calls (write the attention yourself); ``nn.LSTM`` is required in
+  ``LSTMClassifier``.
 * This file must be self-contained: import only the standard library, ``numpy``,
   ``torch`` and ``matplotlib``.
 """

@@ -31,7 +31,9 @@ def render_rules(ex: Exercise) -> str:
         "your other exercise files).",
     ]
     if ex.banned:
-        items.append("Not allowed: " + ", ".join(f"`{b}`" for b in ex.banned) + ".")
+        where = (" in " + ", ".join(f"`{n}`" for n in ex.banned_in) + " (and the functions it calls)"
+                 if ex.banned_in else "")
+        items.append("Not allowed: " + ", ".join(f"`{b}`" for b in ex.banned) + where + ".")
     if ex.numpy_only:
         items.append("NumPy only (no `torch`, no `scipy`) in: "
                      + ", ".join(f"`{n}`" for n in ex.numpy_only) + ".")

@@ -31,6 +31,7 @@ EXERCISE = Exercise(
     names=("make_recall_dataset", "LSTMClassifier", "AttentionClassifier",
            "input_gradient_norms", "path_length", "train", "accuracy"),
     banned=("torch.nn.MultiheadAttention", "torch.nn.functional.scaled_dot_product_attention"),
+    banned_in=("AttentionClassifier",),
     warm_up=("meta", "optimizer"),
     hidden_coverage=(
         "the dataset's exact tokens and labels; both models' structure and values against "
