@@ -113,7 +113,8 @@ class General(Cause):
         "from the inputs to the result cuts it off from autograd")
     BANNED_API = (
         "general.banned_api",
-        "a library function this exercise bans (a built-in attention, softmax or mask helper) where "
+        "a library function this exercise bans (a built-in attention such as scaled_dot_product_attention "
+        "or nn.MultiheadAttention, or torch inside a NumPy-only function) where "
         "the exercise asks for your own code")
     ASSERT_FOR_VALUE_ERROR = (
         "general.assert_for_value_error",

@@ -45,7 +45,10 @@ class BanGuards:
                  student_files: set[str] | None = None) -> None:
         self._files: dict[str, set[str]] = {}         # dotted name -> student filenames banning it
         self._on_refusal = on_refusal                 # told of every refusal (caught or not)
-        self._student_files = student_files if student_files is not None else set()   # the worker's live set
+        # the worker's live set of student files: with it, student-made code of no known file
+        # counts as the student's; None (in-process grading, where the grader's and a notebook's
+        # own code share the interpreter): only the banning files' own calls are refused
+        self._student_files = student_files
 
     def ban(self, filename: str, dotted_names: tuple[str, ...] | list[str]) -> None:
         """From now on ``filename`` may not call any of ``dotted_names`` (each name's guard is
@@ -57,13 +60,14 @@ class BanGuards:
                 guard.checkers.append(self)
 
     def _check(self, dotted: str, caller: str) -> None:
-        """Refuse when the immediate caller is a student file banning ``dotted``, or student-made
-        code of no known file (``exec`` of a string, ``compile`` under an invented name) while
-        some loaded student file bans it; a library's code and other student files pass."""
+        """Refuse when the immediate caller is a student file banning ``dotted``, or (in a worker)
+        student-made code of no known file (``exec`` of a string, ``compile`` under an invented
+        name) while some loaded student file bans it; a library's code and other student files pass."""
         banning = self._files.get(dotted)
         if not banning:
             return
-        if caller in banning or (caller not in self._student_files and not trust.is_library_file(caller)):
+        if caller in banning or (self._student_files is not None and caller not in self._student_files
+                                 and not trust.is_library_file(caller)):
             message = f"{dotted} is not allowed in this exercise"
             if self._on_refusal is not None:
                 self._on_refusal(message)

@@ -199,7 +199,8 @@ class Server:
         self.table = ObjectTable({protocol.SUPPORT_KEY: support}, snapshot)
         self.student_files: set[str] = set()
         self.operators = opguard.OperatorGuard()      # banned APIs at the operator level
-        self.bans = guards.BanGuards(on_refusal=self.operators.record, student_files=self.student_files)
+        self.bans = guards.BanGuards(on_refusal=self.operators.record,
+                                     student_files=self.student_files if watch_reach_ins else None)
         self.reach = ReachInWatch(self.student_files)
         self.state = globalstate.GlobalState.take(warnings_too=watch_reach_ins)   # before student code
         if watch_reach_ins:
