@@ -165,6 +165,50 @@ def test_the_landlock_level_refuses_programs_and_the_op_in_threads():
         box.close()
 
 
+ROOT_PROBE = '''
+import os
+
+def capabilities():
+    with open("/proc/self/status") as status:
+        return {k: v.strip() for k, v in (line.split(":", 1) for line in status) if k in ("CapEff", "CapBnd", "Uid")}
+
+def device_node():
+    try:
+        os.mknod(os.path.join(os.environ["HOME"], "disk"), 0o600 | 0o060000, os.makedev(8, 0))
+        return "made"
+    except OSError as exc:
+        return type(exc).__name__
+
+def read(path):
+    try:
+        with open(path, "rb") as handle:
+            return len(handle.read())
+    except OSError as exc:
+        return type(exc).__name__
+'''
+
+
+@needs_root
+@needs_landlock
+def test_the_landlock_level_forced_on_a_root_grader_leaves_root_no_power():
+    """``--isolation landlock`` as root (auto picks user or namespaces there) keeps uid 0 in the
+    worker: it holds no capability, may not make a device node (a disk read through one would
+    pass every file permission) and does not read the password hashes in /etc (red team)."""
+    box = Sandbox([ModuleSource("probe", "probe.py", ROOT_PROBE)], SandboxConfig(isolation="landlock", call_timeout=60))
+    box.start()
+    try:
+        probe = StudentModules(box, ["probe"]).probe
+        assert box.level == "landlock"
+        caps = probe.capabilities()
+        assert caps["Uid"].split()[0] == "0", caps
+        assert int(caps["CapEff"], 16) == 0 and int(caps["CapBnd"], 16) == 0, caps
+        assert probe.device_node() == "PermissionError"
+        assert probe.read("/etc/shadow") == "PermissionError"
+        assert isinstance(probe.read("/etc/passwd"), int)            # what Python may need stays readable
+    finally:
+        box.close()
+
+
 # --------------------------------------------------------------------------- sockets: as narrow as the reason
 
 NETWORK_AT_IMPORT = '''

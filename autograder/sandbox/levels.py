@@ -13,7 +13,9 @@ says what it does and whether the platform allows it):
                 allows no socket but AF_UNIX and no System V / POSIX IPC.
     landlock    not root, Linux with Landlock (a TA's laptop): the grader's own user, confined
                 by Landlock to reading what Python needs and writing its own temp folder, with
-                the seccomp filter of the user level and no connect (landlock.py).
+                the seccomp filter of the user level and no connect (landlock.py). Forced on a
+                root grader, the worker keeps uid 0 but gives up every capability, and never
+                reads the password hashes or private keys in /etc.
     process     not root and no Landlock (macOS, Windows, old kernels; a student's ``check``):
                 a separate process with limits; grade and batch say loudly that nothing else
                 protects the user's files.
