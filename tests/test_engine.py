@@ -361,7 +361,7 @@ def test_banned_apis_are_found_through_aliases():
     assert hits == ["line 3: torch.exp inside _exp, called from _norm (NumPy only)"], hits
 
 
-def test_ex5_bans_attention_apis_in_attention_classifier_and_its_helpers_only():
+def test_bans_hold_where_the_contract_puts_them():
     """The contract: "Not allowed: … in `AttentionClassifier`". A helper the class calls
     (directly or through another) is the class's code; a self-check elsewhere in the file, or
     ``LSTMClassifier``, is not."""
@@ -383,9 +383,16 @@ def test_ex5_bans_attention_apis_in_attention_classifier_and_its_helpers_only():
         "line 5: torch.nn.functional.scaled_dot_product_attention"]
     assert intake.find_banned(head + classifier("torch.ops.aten.scaled_dot_product_attention(x, x, x)"), ex5)
     assert intake.find_banned(solution_file("ex5").read_text(), ex5) == []
-    # ex3 bans them in the whole file, as its contract says
+    # ex3 bans them in the whole file, as its contract says, but for a self-check that never
+    # runs when graded (the module is imported, not run as __main__)
     assert intake.find_banned(head + attend, contract.BY_ID["ex3"]) == [
         "line 5: torch.nn.functional.scaled_dot_product_attention"]
+    main = 'if __name__ == "__main__":\n    print(nn.MultiheadAttention(4, 1))\n'
+    assert intake.find_banned(head + main, contract.BY_ID["ex3"]) == []
+    assert intake.find_banned(head + main.replace('__name__ == "__main__"', '"__main__" == __name__'),
+                              contract.BY_ID["ex3"]) == []
+    assert intake.find_banned(head + main.replace("__main__", "not_main"), contract.BY_ID["ex3"]) == [
+        "line 5: torch.nn.MultiheadAttention"]
 
 
 # --------------------------------------------------------------------------- results

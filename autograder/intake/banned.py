@@ -62,11 +62,13 @@ def _banned(tree: ast.Module, nodes: list[ast.AST], aliases: dict[str, str], ex:
 
 def _in_scope(tree: ast.Module, nodes: list[ast.AST], functions: dict[str, ast.FunctionDef],
               banned_in: tuple[str, ...]) -> list[ast.AST]:
-    """The nodes the bans apply to: every node, or with ``banned_in`` those of the named
-    top-level classes and functions and of the module's functions they call (by name,
-    directly or through others)."""
+    """The nodes the bans apply to: every node but those of a top-level ``if __name__ ==
+    "__main__":`` block (a self-check there never runs when graded, nor can it earn anything),
+    or with ``banned_in`` those of the named top-level classes and functions and of the
+    module's functions they call (by name, directly or through others)."""
     if not banned_in:
-        return nodes
+        main = {id(n) for block in tree.body if _is_main_block(block) for n in ast.walk(block)}
+        return [n for n in nodes if id(n) not in main] if main else nodes
     roots = [n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
              and n.name in banned_in]
     scoped: list[ast.AST] = []
@@ -79,6 +81,18 @@ def _in_scope(tree: ast.Module, nodes: list[ast.AST], functions: dict[str, ast.F
         for name in sorted(helpers - set(banned_in)):
             scoped.extend(ast.walk(functions[name]))
     return scoped
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (either way round)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return (any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+            and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides))
 
 
 def _reachable(name: str, functions: dict[str, ast.FunctionDef]) -> dict[str, str]:
