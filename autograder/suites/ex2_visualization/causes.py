@@ -57,7 +57,8 @@ class Ex2Cause(Cause):
         "ticks skip some)")
     TICKS_UNLABELLED = (
         "ex2.ticks_unlabelled",
-        "the ticks have no labels: label them with the tokens")
+        "the ticks have no labels: label them with the tokens (plt.subplots(..., sharex=True or "
+        "sharey=True) hides the inner heatmaps' labels)")
     NO_COLORBAR = (
         "ex2.no_colorbar",
         "no fig.colorbar(image, ax=ax) call for the heatmap")
