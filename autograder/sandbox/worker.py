@@ -36,7 +36,7 @@ import torch
 import autograder.support
 from autograder.jsontypes import JSONObject
 from autograder import contract  # data only: which exercise bans which API
-from autograder.sandbox import globalstate, guards, lazy_dynamo, opguard, protocol, trust, wire
+from autograder.sandbox import globalstate, guards, lazy_dynamo, numpy_only, opguard, protocol, trust, wire
 from autograder.sandbox.reachin import ReachInWatch
 
 # Loaded before student code: the pristine copy. The drawing helpers (matplotlib's figure and
@@ -203,6 +203,9 @@ class Server:
                                      student_files=self.student_files if watch_reach_ins else None)
         self.reach = ReachInWatch(self.student_files)
         self.state = globalstate.GlobalState.take(warnings_too=watch_reach_ins)   # before student code
+        # in a worker, the NumPy-only functions of loaded files run under a no-torch mode
+        self.numpy_only = (numpy_only.NumpyOnlyGuard(self.student_files, self.operators.record)
+                           if watch_reach_ins else None)
         if watch_reach_ins:
             self.reach.install()
             trust.NameForgeryGuard(on_refusal=self.operators.record).install()
@@ -289,6 +292,8 @@ class Server:
         except BaseException as exc:
             sys.modules.pop(name, None)
             return protocol.Reply(error=self._describe(exc))
+        if ex is not None and ex.numpy_only and self.numpy_only is not None:
+            self.numpy_only.wrap(module, filename, ex.numpy_only)
         ref = protocol.Ref.module(name)
         self.table.bind(ref.key, module)
         return protocol.Reply(value=protocol.Handle(ref.key, "module").to_json(), note=note)

@@ -1,8 +1,10 @@
 """ex1 · the exercise's rules: no banned APIs, NumPy-only functions stay NumPy-only."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from autograder.sandbox import StudentError
 from autograder.suites import checks
 from autograder.suites.ex1_attention import common
 
@@ -21,6 +23,17 @@ def test_no_banned_apis(student, submission):
     def run() -> None:                   # with and without a mask: both branches
         student.attention.scaled_dot_product_attention(Q, K, V)
         student.attention.scaled_dot_product_attention(Q, K, V, mask)
+        # the NumPy functions: only torch used inside them counts here (their own bugs cost
+        # their own tests; the worker refuses torch while one runs: sandbox/numpy_only.py)
+        q, k, v = common.qkv(91, (), n=2, m=3, d_k=2, d_v=2)
+        for call in (lambda: student.attention.softmax(q),
+                     lambda: student.attention.scaled_dot_product_attention_np(q, k, v),
+                     lambda: student.attention.attention_backward_np(np.ones((2, 2)), q, k, v)):
+            try:
+                call()
+            except StudentError as exc:
+                if exc.raised == "BannedAPIError":
+                    raise
 
     checks.expect_no_banned_apis(
         submission, "ex1", run,
