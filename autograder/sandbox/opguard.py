@@ -22,7 +22,7 @@ after the worker's set-up (:func:`guard_new_threads`: ``threading``, thread pool
 * a refusal is also recorded: the request fails even if the student's code caught the
   error (:meth:`OperatorGuard.watching` raises on the way out).
 
-What it cannot see is listed in ``docs/ARCHITECTURE.md`` ("Banned APIs: three layers").
+What it cannot see is listed in ``docs/ARCHITECTURE.md`` ("Banned APIs: three layers (and NumPy only)").
 """
 from __future__ import annotations
 

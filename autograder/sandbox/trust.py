@@ -12,7 +12,7 @@ such a code object, ``code.replace(co_filename=...)``/``types.CodeType(...)``,
 (``sys.addaudithook``: it cannot be removed) sees every one of those; "student code" is the
 immediate Python caller when it is not a library file.
 
-What it does not stop is listed in ``docs/ARCHITECTURE.md`` ("Banned APIs: three layers").
+What it does not stop is listed in ``docs/ARCHITECTURE.md`` ("Banned APIs: three layers (and NumPy only)").
 """
 from __future__ import annotations
 
