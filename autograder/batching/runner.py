@@ -23,6 +23,7 @@ import autograder
 from autograder import contract, filetree, results
 from autograder import jobs as private_jobs
 from autograder.batching.discovery import Entry
+from autograder.jsontypes import JSONObject
 from autograder.sandbox import lifetime
 from autograder.sandbox.lifetime import BATCH_ENV
 from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT, default_worker_user
@@ -84,10 +85,10 @@ class GradeTimes:
             out += ["--exercise-budget", repr(float(self.exercise_budget))]
         return out
 
-    def settings(self) -> dict[str, object]:
+    def settings(self) -> JSONObject:
         """What a kept result must have been graded with (``resume``) and what a cluster worker
         rebuilds these from: only the limits set, so results graded with the defaults stay kept."""
-        out: dict[str, object] = {}
+        out: JSONObject = {}
         if self.import_timeout is not None:
             out["import_timeout"] = float(self.import_timeout)
         if self.budgets:
@@ -97,7 +98,7 @@ class GradeTimes:
         return out
 
     @classmethod
-    def from_settings(cls, settings: dict) -> "GradeTimes":
+    def from_settings(cls, settings: JSONObject) -> "GradeTimes":
         return cls(settings.get("import_timeout"), tuple(settings.get("budgets", {}).items()),
                    settings.get("exercise_budget"))
 
