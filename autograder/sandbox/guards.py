@@ -5,9 +5,10 @@
   slip past any static rule. Before a student module whose exercise bans an API is loaded,
   that API is replaced (in every module that binds it; a class gets a guarded ``__init__``)
   by a guard that raises :class:`BannedAPIError` when its *immediate* Python caller is that
-  student file, or student-made code of no known file (``exec`` of a string; code under a
-  library's file name is refused earlier, :class:`~autograder.sandbox.trust.NameForgeryGuard`) (the zygote installs every exercise's guards before it forks workers,
-  :func:`preinstall`; a guard refuses nothing until a ``ban`` names a file). The kit's
+  student file, or (in a worker) student-made code of no known file (``exec`` of a string;
+  code under a library's file name is refused earlier: ``trust.NameForgeryGuard``). The
+  zygote installs every exercise's guards before it forks workers (:func:`preinstall`); a
+  guard refuses nothing until a ``ban`` names a file. The kit's
   support code, torch's own code (``nn.TransformerEncoderLayer`` building a
   ``MultiheadAttention``) and student files of exercises without that ban are unaffected,
   so the rule is never stricter than the static one for indirect uses.
