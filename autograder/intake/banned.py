@@ -73,8 +73,9 @@ def _in_scope(tree: ast.Module, nodes: list[ast.AST], functions: dict[str, ast.F
              and n.name in banned_in]
     scoped: list[ast.AST] = []
     for root in roots:
-        scoped.extend(ast.walk(root))
-        called = {n.func.id for n in ast.walk(root) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        inside = list(ast.walk(root))
+        scoped.extend(inside)
+        called = {n.func.id for n in inside if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
         helpers = {name for name in called if name in functions}
         for name in list(helpers):
             helpers.update(_reachable(name, functions))

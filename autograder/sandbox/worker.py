@@ -204,8 +204,7 @@ class Server:
         self.reach = ReachInWatch(self.student_files)
         self.state = globalstate.GlobalState.take(warnings_too=watch_reach_ins)   # before student code
         # in a worker, the NumPy-only functions of loaded files run under a no-torch mode
-        self.numpy_only = (numpy_only.NumpyOnlyGuard(self.student_files, self.operators.record)
-                           if watch_reach_ins else None)
+        self.numpy_only = numpy_only.NumpyOnlyGuard(self.operators.record) if watch_reach_ins else None
         if watch_reach_ins:
             self.reach.install()
             trust.NameForgeryGuard(on_refusal=self.operators.record).install()
