@@ -14,6 +14,8 @@ solution's forward earns. Correct code is untouched by the guard: the solutions 
 from __future__ import annotations
 
 import functools
+import importlib.util
+import marshal
 import sys
 import types
 
@@ -52,6 +54,21 @@ ROUTES = {
     "library_name": f'exec(compile(_FORWARD, {LIBRARY_FILE!r}, "exec"), globals())',
     "code_copied": ('exec(_FORWARD)\n'
                     f'_mha = types.FunctionType(_mha.__code__.replace(co_filename={LIBRARY_FILE!r}), globals())'),
+    # bytecode made under a stand-in name of the same length, the name swapped in its bytes, and
+    # handed to importlib by a loader: importlib (a library) unmarshals and runs it
+    "importlib_bytecode": (
+        'import importlib.machinery, importlib.util, marshal\n'
+        f'_LIB = {LIBRARY_FILE!r}\n'
+        '_blob = importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(compile(_FORWARD, "x" * len(_LIB), "exec"))'
+        '.replace(("x" * len(_LIB)).encode(), _LIB.encode())\n'
+        'class _Loader(importlib.machinery.SourcelessFileLoader):\n'
+        '    def get_data(self, path):\n'
+        '        return _blob\n'
+        '_spec = importlib.util.spec_from_loader("_forged", _Loader("_forged", _LIB + "c"))\n'
+        '_forged = importlib.util.module_from_spec(_spec)\n'
+        '_forged.torch = torch\n'
+        '_spec.loader.exec_module(_forged)\n'
+        '_mha = _forged._mha'),
 }
 
 
@@ -130,8 +147,40 @@ def test_library_code_and_its_own_text_pass_the_name_check():
     assert not trust.is_library_file("attention.py") and not trust.is_library_file("<string>")
 
 
+def test_bytecode_under_a_library_name_is_refused_unless_it_is_that_librarys_pyc():
+    """``marshal.loads`` (importlib loading a ``.pyc``, or anyone): a library's own cached
+    bytecode and bytecode of a student-named file pass, whoever loads them; bytecode claiming a
+    library file's name, at the top or in a nested function, is refused even when importlib
+    (a library) loads it. ``marshal.load`` from a file, which the hook cannot read, is refused
+    from student code only."""
+    refused: list[str] = []
+    guard = trust.NameForgeryGuard(on_refusal=refused.append)
+    with open(importlib.util.cache_from_source(LIBRARY_FILE), "rb") as handle:
+        own = handle.read()[trust.PYC_HEADER_BYTES:]
+    guard._hook("marshal.loads", (own,))                                    # importlib, a .pyc
+    _call_from_student_code(guard, "marshal.loads", (own,))                 # anyone
+    _call_from_student_code(guard, "marshal.loads", (marshal.dumps(compile("x = 1", "student.py", "exec")),))
+    _call_from_student_code(guard, "marshal.loads", (marshal.dumps([1, "a"]),))       # no code at all
+    _call_from(LIBRARY_FILE, guard, "marshal.load", ())                     # a library reading a file
+    assert not refused
+    nested = compile("def f():\n    return 1\n", "student.py", "exec")
+    nested = nested.replace(co_consts=tuple(c.replace(co_filename=LIBRARY_FILE) if isinstance(c, types.CodeType)
+                                            else c for c in nested.co_consts))
+    for data in (marshal.dumps(compile("x = 1", LIBRARY_FILE, "exec")), marshal.dumps(nested)):
+        with pytest.raises(PermissionError, match="not allowed"):
+            guard._hook("marshal.loads", (data,))
+    with pytest.raises(PermissionError, match="marshal.load"):
+        _call_from_student_code(guard, "marshal.load", ())
+    assert len(refused) == 3
+
+
 def _call_from_student_code(guard: trust.NameForgeryGuard, event: str, args: tuple) -> None:
     """Raise ``event`` at the hook from a frame of a student-named file (the hook's caller check
     looks at the frame that raised the event)."""
+    _call_from("student.py", guard, event, args)
+
+
+def _call_from(filename: str, guard: trust.NameForgeryGuard, event: str, args: tuple) -> None:
+    """Raise ``event`` at the hook from a frame of code named ``filename``."""
     namespace = {"hook": guard._hook, "event": event, "args": args}
-    exec(compile("hook(event, args)", "student.py", "exec"), namespace)
+    exec(compile("hook(event, args)", filename, "exec"), namespace)

@@ -8,7 +8,9 @@ so :class:`NameForgeryGuard` refuses, in the worker, code that *student code* ma
 the name of a library file: ``compile(src, ".../functools.py")`` (unless ``src`` is that file's
 own text, as when importlib compiles a module without a cached ``.pyc``), ``exec``/``eval`` of
 such a code object, ``code.replace(co_filename=...)``/``types.CodeType(...)``,
-``types.FunctionType(code, ...)`` and ``function.__code__ = code``. One audit hook
+``types.FunctionType(code, ...)``, ``function.__code__ = code``, and bytecode unmarshalled
+under a library file's name unless it is that file's own cached ``.pyc`` (an importlib loader
+handed hand-made bytecode: importlib, a library, would run it). One audit hook
 (``sys.addaudithook``: it cannot be removed) sees every one of those; "student code" is the
 immediate Python caller when it is not a library file.
 
@@ -17,6 +19,8 @@ What it does not stop is listed in ``docs/ARCHITECTURE.md`` ("Banned APIs: three
 from __future__ import annotations
 
 import functools
+import importlib.util
+import marshal
 import os
 import sys
 import sysconfig
@@ -24,6 +28,7 @@ import types
 from typing import Any, Callable
 
 MAX_SOURCE_BYTES = 8 * 1024 * 1024      # a library file compiled from source is compared up to this size
+PYC_HEADER_BYTES = 16                    # magic, flags, and the source's mtime and size (or hash)
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,11 +72,53 @@ def _is_file_text(source: Any, filename: str) -> bool:
     return isinstance(source, (bytes, bytearray, memoryview)) and bytes(source) == data
 
 
+def _code_file_names(code: types.CodeType) -> set[str]:
+    """``co_filename`` of ``code`` and of every code object nested in its constants."""
+    names, stack = set(), [code]
+    while stack:
+        current = stack.pop()
+        names.add(current.co_filename)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return names
+
+
+def _is_cached_bytecode(data: Any, filename: str) -> bool:
+    """``data`` (what ``marshal.loads`` was given) is the body of ``filename``'s cached ``.pyc``."""
+    try:
+        cached = importlib.util.cache_from_source(filename)
+        with open(cached, "rb") as handle:
+            pyc = handle.read(MAX_SOURCE_BYTES + 1)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    return len(pyc) <= MAX_SOURCE_BYTES and bytes(data) == pyc[PYC_HEADER_BYTES:]
+
+
+def _forged_bytecode_name(data: Any) -> str | None:
+    """The library file name that bytecode ``data`` claims without being that file's cached
+    ``.pyc`` (None: it claims no library's name, or it is the library's own bytecode)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        return None
+    try:
+        loaded = marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None                                      # not code: nothing to claim
+    if not isinstance(loaded, types.CodeType):
+        return None
+    names = _code_file_names(loaded)
+    claimed = sorted(name for name in names if is_library_file(name))
+    if not claimed:
+        return None
+    if len(names) == 1 and _is_cached_bytecode(data, loaded.co_filename):
+        return None                                      # importlib loading a library's .pyc
+    return claimed[0]
+
+
 class NameForgeryGuard:
     """The audit hook described in the module docstring. ``on_refusal`` is told each refusal's
     message (the worker records it: the request fails even if student code caught the error)."""
 
-    EVENTS = frozenset({"compile", "exec", "code.__new__", "function.__new__", "object.__setattr__"})
+    EVENTS = frozenset({"compile", "exec", "code.__new__", "function.__new__", "object.__setattr__",
+                        "marshal.loads", "marshal.load"})
 
     def __init__(self, on_refusal: Callable[[str], None] | None = None) -> None:
         self._on_refusal = on_refusal
@@ -87,21 +134,31 @@ class NameForgeryGuard:
             return
         self._busy = True                        # opening a file below raises events itself
         try:
-            claimed = self._claimed_name(event, args)
-            if claimed is None or not is_library_file(claimed):
-                return
-            if event == "compile" and _is_file_text(args[0], claimed):
-                return                           # a library module compiled from its own text
-            caller = self._getframe(1).f_code.co_filename
-            if event != "compile" and is_library_file(caller):
-                return                           # a library running or making its own code
+            forged = self._forged_name(event, args)
         finally:
             self._busy = False
-        message = (f"making or running code under the name of a library file ({claimed}) is not "
+        if forged is None:
+            return
+        message = (f"making or running code under the name of a library file ({forged}) is not "
                    "allowed: the banned-API rules judge code by its file name")
         if self._on_refusal is not None:
             self._on_refusal(message)
         raise PermissionError(message)
+
+    def _forged_name(self, event: str, args: tuple) -> str | None:
+        """The library file name this event's code claims without being that library's own
+        code (None: nothing to refuse). The caller is the frame that raised the event."""
+        caller = self._getframe(2).f_code.co_filename
+        if event == "marshal.load":              # from a file: the hook is not shown its bytes
+            return None if is_library_file(caller) else "bytecode read from a file by marshal.load"
+        if event == "marshal.loads":             # a library's .pyc, whoever loads it, is its own
+            return _forged_bytecode_name(args[0] if args else None)
+        claimed = self._claimed_name(event, args)
+        if claimed is None or not is_library_file(claimed):
+            return None
+        if event == "compile":
+            return None if _is_file_text(args[0], claimed) else claimed   # importlib without a .pyc
+        return None if is_library_file(caller) else claimed              # a library's own code
 
     @staticmethod
     def _claimed_name(event: str, args: tuple) -> str | None:
