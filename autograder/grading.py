@@ -300,7 +300,9 @@ def _status(found: intake.Found, start_error: str | None, load_error: WorkerErro
             f"not graded: the autograder could not start the sandbox for this exercise ({start_error}); "
             "tell course staff", 2000)
     if load_error is not None:
-        message = describe_load_error(ex.module, load_error, notebook=found.origin.endswith(".ipynb"))
+        notebook = found.origin.endswith(".ipynb")
+        in_cell = intake.notebooks.cell_line(found.source, found.cells, load_error.line) if notebook else None
+        message = describe_load_error(ex.module, load_error, notebook=notebook, in_cell=in_cell)
         if load_error.is_syntax_error:
             return Status.SYNTAX_ERROR, message
         if load_error.kind is ErrorKind.DIED:

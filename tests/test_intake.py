@@ -466,3 +466,25 @@ def test_other_python_files_are_named_only_when_nothing_closer_was_found(tmp_pat
     (tmp_path / "b" / "README.md").write_text("nothing here")
     assert ex1(tmp_path / "b").problem == ("attention.py was not found in the submission (expected a file "
                                           "named exactly attention.py or attention.ipynb)")
+
+
+def test_a_notebooks_syntax_error_is_placed_in_its_cell(tmp_path):
+    """A syntax error in a notebook is said by the cell it is in (its first line) and the line
+    within that cell, not by the line of the cells joined with the kit's stand-ins, which the
+    student never sees: here a hoisted ``__future__`` import and a magic's stand-in come first."""
+    from helpers import grade_folder
+
+    cells = [code_cell("from __future__ import annotations\n%matplotlib inline\nimport numpy as np\n"),
+             code_cell(SOLUTION.read_text()),
+             code_cell("\n# my scratch\nx = 1\ny = (\n")]
+    (tmp_path / "attention.ipynb").write_text(notebook(cells))
+    found = ex1(tmp_path)
+    located = intake.notebooks.cell_line(found.source, found.cells, found.source.splitlines().index("y = (") + 1)
+    assert located == intake.notebooks.CellLine(line=4, begins="# my scratch")
+    assert intake.notebooks.cell_line(found.source, found.cells, 1) is None       # the kit's own head
+    outcome = grade_folder(tmp_path, "ex1")
+    (ex1_outcome,) = outcome.exercises
+    assert ex1_outcome.status.value == "syntax_error"
+    where = "in the code cell that begins `# my scratch`, on its line 4: '(' was never closed"
+    assert where in ex1_outcome.message, ex1_outcome.message
+    assert outcome.tests and all(where in test.output for test in outcome.tests), outcome.tests[0].output

@@ -95,6 +95,29 @@ class NotebookSource:
     cells: tuple[int, ...]     # the first line (1-based) of each part run on its own: the stand-ins, then each code cell
 
 
+@dataclass(frozen=True)
+class CellLine:
+    """A line of a notebook's joined Python (:class:`NotebookSource`) as the student sees it."""
+    line: int          # 1-based, within its cell
+    begins: str        # the cell's first non-blank line, to find the cell by
+
+
+def cell_line(source: str, starts: tuple[int, ...], line: int | None) -> CellLine | None:
+    """Where ``line`` of a notebook's joined ``source`` (cells starting on ``starts``) lies in
+    the student's cells; None when it is not inside one (the kit's stand-ins, or no line)."""
+    if not starts or line is None:
+        return None
+    lines = source.splitlines()
+    for start, end in zip(starts, (*starts[1:], len(lines) + 1)):
+        if start <= line < end:
+            first = next((text.strip() for text in lines[start - 1:end - 1] if text.strip()), "")
+            if first.startswith(("class _GradedNotebookMagics", "class _NotebookCapture", "def display(")) \
+                    or first.startswith("from __future__ import") and start == 1:
+                return None                        # the kit's own head
+            return CellLine(line - start + 1, first[:60] + ("…" if len(first) > 60 else ""))
+    return None
+
+
 def notebook_to_source(text: str, max_code_bytes: int | None = None) -> tuple[str, str | None]:
     """The Python in a notebook as one text (see :func:`read_notebook`): ``(source, problem)``."""
     read, problem = read_notebook(text, max_code_bytes)

@@ -5,7 +5,12 @@ own account of a failure is a typed :class:`~autograder.sandbox.protocol.WorkerE
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from autograder.sandbox.protocol import ErrorKind, WorkerError
+
+if TYPE_CHECKING:
+    from autograder.intake.notebooks import CellLine
 
 
 class StudentError(Exception):
@@ -46,8 +51,9 @@ class WorkerCrashed(StudentError):
 class ExerciseUnavailable(StudentError):
     """The student's module for this exercise is missing or failed to import."""
 
-    def __init__(self, module: str, error: WorkerError, notebook: bool = False):
-        super().__init__(describe_load_error(module, error, notebook=notebook), error)
+    def __init__(self, module: str, error: WorkerError, notebook: bool = False,
+                 in_cell: CellLine | None = None):
+        super().__init__(describe_load_error(module, error, notebook=notebook, in_cell=in_cell), error)
         self.module = module
 
 
@@ -65,9 +71,12 @@ def describe_error(error: WorkerError, what: str = "your code") -> str:
     return text
 
 
-def describe_load_error(module: str, error: WorkerError, notebook: bool = False) -> str:
+def describe_load_error(module: str, error: WorkerError, notebook: bool = False,
+                        in_cell: CellLine | None = None) -> str:
     """What went wrong when the worker imported ``module``; ``notebook``: the student handed in
-    ``<module>.ipynb``, whose code cells are what was imported."""
+    ``<module>.ipynb``, whose code cells are what was imported; ``in_cell``: where a syntax
+    error's line lies in those cells (``notebooks.cell_line``), said instead of the line of
+    the cells joined, which the student never sees."""
     filename = f"{module}.ipynb (its code cells, run top to bottom)" if notebook else f"{module}.py"
     if error.kind is ErrorKind.MISSING:
         return error.message or f"{filename} was not found in the submission"
@@ -77,7 +86,9 @@ def describe_load_error(module: str, error: WorkerError, notebook: bool = False)
                   else "")
         return f"importing {filename} failed: your code {error.message}{advice}"
     if error.is_syntax_error:
-        return (f"{filename} has a syntax error on line {error.line}: {error.message}"
+        where = (f"in the code cell that begins `{in_cell.begins}`, on its line {in_cell.line}"
+                 if notebook and in_cell is not None else f"on line {error.line}")
+        return (f"{filename} has a syntax error {where}: {error.message}"
                 + (f"\n    {error.text.rstrip()}" if error.text.strip() else ""))
     return f"importing {filename} failed: " + describe_error(error, what="the module")
 

@@ -165,7 +165,12 @@ class Sandbox:
         if error is None:
             return None
         source = self.modules.get(module)
-        return ExerciseUnavailable(module, error, notebook=source is not None and source.notebook)
+        notebook = source is not None and source.notebook
+        in_cell = None
+        if notebook and error.is_syntax_error:
+            from autograder.intake.notebooks import cell_line        # the grader's side only
+            in_cell = cell_line(source.text, source.cells, error.line)
+        return ExerciseUnavailable(module, error, notebook=notebook, in_cell=in_cell)
 
     def start_error(self, module: str) -> str | None:
         """Why no worker could be started for ``module``'s tests (the machine's problem), or None."""
