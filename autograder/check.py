@@ -321,7 +321,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--folder", default=".",
                         help="the release folder holding the exercise folders, or any folder "
                              "inside it (default: here)")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+    from autograder.cli import positive_seconds          # cli imports a subcommand's modules lazily
+
+    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT,
                         help="seconds one call into your code may take")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also show where the checking kit and Python are, and the isolation")
