@@ -35,7 +35,7 @@ from typing import TextIO
 
 import autograder
 from autograder import contract
-from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT as DEFAULT_TIMEOUT
+from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT as DEFAULT_TIMEOUT, positive_seconds
 
 RUNTIME_DIR = Path(autograder.__file__).resolve().parent
 SUITES_DIR = RUNTIME_DIR / "suites"
@@ -321,8 +321,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--folder", default=".",
                         help="the release folder holding the exercise folders, or any folder "
                              "inside it (default: here)")
-    from autograder.cli import positive_seconds          # cli imports a subcommand's modules lazily
-
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT,
                         help="seconds one call into your code may take")
     parser.add_argument("-v", "--verbose", action="store_true",

@@ -6,6 +6,8 @@ import os
 import signal
 import sys
 
+from autograder.sandbox.limits import positive_seconds   # check's too: the student release has no cli
+
 
 def _cmd_release(args: argparse.Namespace) -> int:
     from autograder.packaging.release import main as release_main
@@ -116,17 +118,6 @@ def _release_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None,
                    help="where to write the release (default: ROOT/assignments)")
     p.set_defaults(func=_cmd_release)
-
-
-def positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (0 < value < float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
 
 
 def positive_int(text: str) -> int:

@@ -11,6 +11,8 @@ reserves far more address space than it uses, so ``RLIMIT_AS`` breaks it.
 """
 from __future__ import annotations
 
+import argparse
+
 import ctypes
 import functools
 import os
@@ -138,3 +140,12 @@ def worker_environment(home: str) -> dict[str, str]:
     return env
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
