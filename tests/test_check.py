@@ -168,6 +168,15 @@ def test_unknown_exercise_is_a_usage_error(tmp_path):
     assert "unknown exercise 'ex9'" in out.getvalue()
 
 
+def test_a_timeout_that_is_not_a_positive_number_is_refused_in_a_sentence(release_copy):
+    """``check --timeout`` in the student release (whose ``cli`` is only ``check``'s shim), as
+    ``grade --timeout`` in the kit: exit code 2 and a sentence, nothing checked."""
+    for value in ("0", "-1", "nan", "inf", "soon"):
+        done = _check(release_copy, "--timeout", value, "ex1")
+        assert done.returncode == 2, (value, done.stdout[-500:], done.stderr[-1500:])
+        assert "expected a positive number of seconds" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_exercise_names_are_forgiving():
     assert [ex.id for ex in check.select_public(["1", "ex3_multihead", "causal.py,ex1"])] == ["ex1", "ex3", "ex4"]
 
