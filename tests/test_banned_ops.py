@@ -3,8 +3,9 @@
 For every exercise that bans ``F.scaled_dot_product_attention`` (ex1, ex3, ex4, ex5), the
 solution with its one attention line (``weights @ V``) computed by the banned op instead,
 reached through: the normal binding, ``__wrapped__``, ``torch.ops.aten.*``,
-``torch._C._nn.*``, a computed ``getattr`` name, a lambda alias and a ``functools.partial``
-alias. Each route must lose the banned-API test, and every test that the same file with
+``torch._C._nn.*``, a computed ``getattr`` name, a lambda alias, a ``functools.partial``
+alias, and a thread pool running ``torch.ops.aten.*`` itself (the thread's stack holds no
+student frame: it is judged with the code that started it, ``sandbox/threads.py``). Each route must lose the banned-API test, and every test that the same file with
 that line replaced by ``raise NotImplementedError`` fails (its values computed with the
 banned op earn nothing). Each route is first proved to compute attention correctly when
 nothing guards it (so a lost test is the guard's doing, not a broken case).
@@ -51,7 +52,8 @@ BANNED_TEST = {"ex1": "attention is written by hand", "ex3": "does not use torch
 
 PRELUDE = ("import functools as _functools\nimport torch.nn.functional as _F\n"
            "_LAMBDA = lambda *a, **kw: _F.scaled_dot_product_attention(*a, **kw)\n"
-           "_PARTIAL = _functools.partial(_F.scaled_dot_product_attention)\n")
+           "_PARTIAL = _functools.partial(_F.scaled_dot_product_attention)\n"
+           "from concurrent.futures import ThreadPoolExecutor as _Pool\n_POOL = _Pool(1)\n")
 # route -> the callable's expression (in a file that starts with PRELUDE)
 ROUTES = {
     "binding": "_F.scaled_dot_product_attention",
@@ -62,6 +64,7 @@ ROUTES = {
     "lambda": "_LAMBDA",
     "partial": "_PARTIAL",
     "aten_flash": "(lambda *a, **kw: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(*a, **kw)[0])",
+    "thread": "(lambda *a, **kw: _POOL.submit(torch.ops.aten.scaled_dot_product_attention, *a, **kw).result())",
 }
 FLASH_OK = {"ex3", "ex5"}            # 4-d (or batched 3-d) inputs, no mask argument there
 

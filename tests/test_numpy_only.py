@@ -1,10 +1,12 @@
 """ex1's NumPy-only functions are held to NumPy when they run (``sandbox/numpy_only.py``).
 
 The static rule finds torch spelt out inside them; ``_T = __import__("to" + "rch")`` at the
-top of the file hides it. Here ``softmax`` computes with torch through such a name: the case is
-first proved to compute softmax (unguarded, in this process) and to pass the static rule;
-graded, every softmax test and the rules test fail, saying why, and so do the functions that
-call it. The solution, whose ``numerical_gradient`` runs the kit's ``f`` (the kit's code, not
+top of the file hides it. Here ``softmax`` computes with torch through such a name, by three
+routes: its own code, a ``functools.partial`` bound to the name (no ``def softmax`` for the
+static rule, not a plain function for a wrapper that only wraps those), and torch's builtins
+run by a pool thread (torch keeps dispatch modes per thread). Each case is first proved to
+compute softmax (unguarded, in this process) and to pass the static rule; graded, every
+softmax test and the rules test fail, saying why, and so do the functions that call it. The solution, whose ``numerical_gradient`` runs the kit's ``f`` (the kit's code, not
 judged), keeps full marks (``tests/test_solutions.py`` grades it too).
 """
 from __future__ import annotations
@@ -21,23 +23,45 @@ from helpers import make_submission, solution_file, worker_user
 
 WORKER_USER = worker_user("numpyonly")
 HIDDEN_TORCH = "_T = __import__('to' + 'rch')\n"
-SOFTMAX = '''def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+# route -> the text standing for the solution's softmax
+SOFTMAX = {
+    "own_code": '''def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return _T.softmax(_T.as_tensor(np.asarray(x, dtype=np.float64)), dim=axis).numpy()
 
-'''
+''',
+    "partial": '''def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return _T.softmax(_T.as_tensor(np.asarray(x, dtype=np.float64)), dim=axis).numpy()
 
 
-def _torch_softmax_source() -> str:
+import functools
+softmax = functools.partial(_softmax)
+
+''',
+    "pool_thread": '''from concurrent.futures import ThreadPoolExecutor
+_POOL = ThreadPoolExecutor(1)
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    tensor = _POOL.submit(_T.as_tensor, np.asarray(x, dtype=np.float64)).result()
+    weights = _POOL.submit(_T.softmax, tensor, axis).result()
+    return _POOL.submit(_T.Tensor.numpy, weights).result()          # (.numpy() is an operation too)
+
+''',
+}
+
+
+def _torch_softmax_source(route: str = "own_code") -> str:
     text = solution_file("ex1").read_text()
     start = text.index("def softmax(")
     end = text.index("\ndef ", start) + 1
-    text = text[:start] + SOFTMAX + text[end:]
+    text = text[:start] + SOFTMAX[route] + text[end:]
     future = "from __future__ import annotations\n"
     return text.replace(future, future + HIDDEN_TORCH, 1)
 
 
-def test_the_case_computes_softmax_with_torch_and_the_static_rule_misses_it():
-    source = _torch_softmax_source()
+@pytest.mark.parametrize("route", sorted(SOFTMAX))
+def test_the_case_computes_softmax_with_torch_and_the_static_rule_misses_it(route):
+    source = _torch_softmax_source(route)
     module = types.ModuleType("case")
     exec(compile(source, "case.py", "exec"), module.__dict__)
     x = np.random.default_rng(0).normal(size=(3, 4))
@@ -52,8 +76,9 @@ def _grade(tmp_path, source: str):
                               config=SandboxConfig(call_timeout=20.0, user=WORKER_USER)))
 
 
-def test_torch_inside_a_numpy_function_is_refused_when_it_runs(tmp_path):
-    results = _grade(tmp_path, _torch_softmax_source())
+@pytest.mark.parametrize("route", sorted(SOFTMAX))
+def test_torch_inside_a_numpy_function_is_refused_when_it_runs(tmp_path, route):
+    results = _grade(tmp_path, _torch_softmax_source(route))
     by_name = {t.name: t for t in results.tests}
     rules = [t for name, t in by_name.items() if "attention is written by hand" in name]
     assert len(rules) == 1 and not rules[0].passed

@@ -53,7 +53,7 @@ def subclass():
     class Mine(torch.nn.MultiheadAttention):
         pass
     return Mine(4, 2)
-def encoder_layer():          # not banned in ex1; builds a MultiheadAttention inside torch
+def encoder_layer():          # torch builds a MultiheadAttention inside: asked for by this file
     return torch.nn.TransformerEncoderLayer(4, 2)
 """
 load("attention", body)        # ex1 bans sdpa and MultiheadAttention
@@ -70,7 +70,10 @@ print(json.dumps(result, default=str))
         assert not (isinstance(out[f"visualize.{name}"], dict) and "error" in out[f"visualize.{name}"]), out
     assert "scaled_dot_product_attention" in out["attention.sdpa"]["message"]
     assert "torch.nn.MultiheadAttention" in out["attention.mha"]["message"]
-    assert out["attention.encoder_layer"] == "TransformerEncoderLayer"
+    # a banned class built by torch's own code, at the student file's request, as the operator
+    # layer would refuse the layer's forward; a file without the ban builds it
+    assert out["attention.encoder_layer"]["error"] == "BannedAPIError", out
+    assert out["visualize.encoder_layer"] == "TransformerEncoderLayer"
     assert out["kit"] == [1, 2, 4]
 
 

@@ -4,14 +4,16 @@
   source and names the line, but ``_T = torch`` or ``getattr(F, "scaled_dot_" + "product_attention")``
   slip past any static rule. Before a student module whose exercise bans an API is loaded,
   that API is replaced (in every module that binds it; a class gets a guarded ``__init__``)
-  by a guard that raises :class:`BannedAPIError` when its *immediate* Python caller is that
-  student file, or (in a worker) student-made code of no known file (``exec`` of a string;
-  code under a library's file name is refused earlier: ``trust.NameForgeryGuard``). The
-  zygote installs every exercise's guards before it forks workers (:func:`preinstall`); a
-  guard refuses nothing until a ``ban`` names a file. The kit's
-  support code, torch's own code (``nn.TransformerEncoderLayer`` building a
-  ``MultiheadAttention``) and student files of exercises without that ban are unaffected,
-  so the rule is never stricter than the static one for indirect uses.
+  by a guard that raises :class:`BannedAPIError` when the code calling it, at any depth
+  (through a library's trampoline such as ``concurrent.futures``' work items, or a thread
+  the student started: :mod:`~autograder.sandbox.threads`), holds that student file, or (in a
+  worker) student-made code of no known file (``exec`` of a string; code under a library's
+  file name is refused earlier: ``trust.NameForgeryGuard``), as the operator layer judges
+  (``opguard``). So torch's own code building a banned class is refused too when the student's
+  code asked for it (an ex1 file making ``nn.TransformerEncoderLayer``, which holds a
+  ``MultiheadAttention``). The zygote installs every exercise's guards before it forks workers
+  (:func:`preinstall`); a guard refuses nothing until a ``ban`` names a file. The kit's
+  support code and student files of exercises without that ban are unaffected.
 * :func:`freeze_support` — the kit's support functions as they were before student code ran:
   each function gets its own copy of its module's globals, in which modules (``np``,
   ``torch``, ``F``) are replaced by read-only snapshots of their namespaces. A student file
@@ -28,9 +30,10 @@ import importlib
 import sys
 import types
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Callable, Iterable
 
-from autograder.sandbox import trust
+from autograder.sandbox import threads, trust
 
 
 class BannedAPIError(RuntimeError):
@@ -60,19 +63,22 @@ class BanGuards:
             if guard is not None and self not in guard.checkers:
                 guard.checkers.append(self)
 
-    def _check(self, dotted: str, caller: str) -> None:
-        """Refuse when the immediate caller is a student file banning ``dotted``, or (in a worker)
-        student-made code of no known file (``exec`` of a string, ``compile`` under an invented
-        name) while some loaded student file bans it; a library's code and other student files pass."""
+    def _check(self, dotted: str, frame: FrameType | None) -> None:
+        """Refuse when the code calling (``frame`` outwards, then the code that started its
+        thread: :func:`threads.calling_code`) holds a student file banning ``dotted``, or (in a
+        worker) student-made code of no known file (``exec`` of a string, ``compile`` under an
+        invented name) while some loaded student file bans it; a library's or the kit's code
+        with no such file under it, and other student files, pass."""
         banning = self._files.get(dotted)
         if not banning:
             return
-        if caller in banning or (self._student_files is not None and caller not in self._student_files
-                                 and not trust.is_library_file(caller)):
-            message = f"{dotted} is not allowed in this exercise"
-            if self._on_refusal is not None:
-                self._on_refusal(message)
-            raise BannedAPIError(message)
+        for filename, _line in threads.calling_code(frame):
+            if filename in banning or (self._student_files is not None and filename not in self._student_files
+                                       and not trust.is_library_file(filename)):
+                message = f"{dotted} is not allowed in this exercise"
+                if self._on_refusal is not None:
+                    self._on_refusal(message)
+                raise BannedAPIError(message)
 
 
 @dataclass
@@ -121,16 +127,16 @@ def _guard_for(dotted: str) -> _Guard | None:
 def _install(dotted: str, target: Any) -> _Guard | None:
     checkers: list[BanGuards] = []
 
-    def check(caller: str) -> None:
+    def check(frame: FrameType | None) -> None:
         for bans in checkers:
-            bans._check(dotted, caller)
+            bans._check(dotted, frame)
 
     if isinstance(target, type):
         original_init = target.__init__
 
         @functools.wraps(original_init)
         def guarded_init(self, *args, **kwargs):
-            check(sys._getframe(1).f_code.co_filename)
+            check(sys._getframe(1))
             return original_init(self, *args, **kwargs)
 
         del guarded_init.__wrapped__          # no way back to the unguarded original
@@ -141,7 +147,7 @@ def _install(dotted: str, target: Any) -> _Guard | None:
 
     @functools.wraps(target)
     def guarded(*args, **kwargs):
-        check(sys._getframe(1).f_code.co_filename)
+        check(sys._getframe(1))
         return target(*args, **kwargs)
 
     del guarded.__wrapped__                   # no way back to the unguarded original

@@ -3,13 +3,16 @@ the NumPy functions" rule (the static half reads the source: ``intake/banned.py`
 
 The static rule finds torch spelt out in those functions and their helpers; it cannot follow
 ``_T = __import__("to" + "rch")`` at the top of the file. So, after a student file of an
-exercise with NumPy-only functions (``Exercise.numpy_only``) is loaded, each of them is
-replaced in the module by a wrapper that runs it under a torch dispatch mode
-(:class:`_NoTorch`). Any torch operation made while it runs, by student code (the first frame
-outside torch's own package is not a library's: a student file, or code it made), is refused
-with :class:`~autograder.sandbox.guards.BannedAPIError` and recorded (the request fails even
-if the student's code caught the error). The kit's own code called back from it (the ``f``
-handed to ``numerical_gradient``) is not judged.
+exercise with NumPy-only functions (``Exercise.numpy_only``) is loaded, whatever callable each
+of those names is bound to (a function, a ``functools.partial``, a torch builtin) is replaced
+in the module by a wrapper that runs it under a torch dispatch mode (:class:`_NoTorch`). Every
+torch operation made while it runs is refused with
+:class:`~autograder.sandbox.guards.BannedAPIError` and recorded (the request fails even if
+the student's code caught the error), unless the code that made it (the first frame outside
+torch's own package) is the kit's: its code called back from the function (the ``f`` handed to
+``numerical_gradient``) is not judged. Torch keeps dispatch modes per thread, so every thread
+started in the worker runs under :class:`_ThreadWatch`, which applies the same rule to its
+operations while a NumPy-only function runs (:mod:`~autograder.sandbox.threads`).
 
 The mode is entered only when the function is called from outside the student's code (a
 hidden test): a NumPy function the student's torch function calls on tensors is judged by
@@ -22,6 +25,7 @@ import functools
 import os
 import sys
 import types
+from types import FrameType
 from typing import Any, Callable
 
 import torch
@@ -32,8 +36,9 @@ from autograder.sandbox.guards import BannedAPIError
 
 # frames between an operation and the code that made it: torch's Python layers, and the kit's
 # stand-in for torch._dynamo (which wraps every __torch_dispatch__)
-_PLUMBING = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,
-             os.path.abspath(lazy_dynamo.__file__), os.path.abspath(__file__))
+_PLUMBING = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep, os.path.abspath(lazy_dynamo.__file__))
+_THIS_FILE = os.path.abspath(__file__)
+_KIT = os.path.dirname(os.path.dirname(_THIS_FILE)) + os.sep        # the autograder package
 
 
 class NumpyOnlyGuard:
@@ -41,51 +46,89 @@ class NumpyOnlyGuard:
 
     def __init__(self, on_refusal: Callable[[str], None]) -> None:
         self._on_refusal = on_refusal
-        self._active = False
+        self._active = False                  # a NumPy-only function called by a test is running
+        self._active_name = ""
 
-    def wrap(self, module: types.ModuleType, filename: str, names: tuple[str, ...]) -> None:
-        """Replace ``module``'s functions ``names`` defined in ``filename`` by guarded ones."""
+    def wrap(self, module: types.ModuleType, names: tuple[str, ...]) -> None:
+        """Replace whatever callables ``module``'s ``names`` are bound to by guarded ones."""
         for name in names:
-            function = module.__dict__.get(name)
-            if isinstance(function, types.FunctionType) and function.__code__.co_filename == filename:
-                module.__dict__[name] = self._guarded(function, name)
+            bound = module.__dict__.get(name)
+            if callable(bound):
+                module.__dict__[name] = self._guarded(bound, name)
 
-    def _guarded(self, function: types.FunctionType, name: str) -> Callable[..., Any]:
+    def thread_watch(self) -> TorchDispatchMode:
+        """The mode every new thread of the worker runs under (``threads.run_in_every_thread``)."""
+        return _ThreadWatch(self)
+
+    def _guarded(self, function: Callable[..., Any], name: str) -> Callable[..., Any]:
         guard = self
 
-        @functools.wraps(function)
         def numpy_only(*args: Any, **kwargs: Any) -> Any:
             caller = sys._getframe(1).f_code.co_filename
             if guard._active or not trust.is_library_file(caller):      # called by student code
                 return function(*args, **kwargs)
-            guard._active = True
+            guard._active, guard._active_name = True, name
             try:
                 with _NoTorch(guard, name):
                     return function(*args, **kwargs)
             finally:
                 guard._active = False
 
+        functools.update_wrapper(numpy_only, function)      # what a partial lacks is left as it is
+        if not hasattr(function, "__name__"):
+            numpy_only.__name__ = numpy_only.__qualname__ = name
         return numpy_only
 
     def refuse(self, name: str, op: str, frame: Any) -> None:
-        where = f"{os.path.basename(frame.f_code.co_filename)} line {frame.f_lineno}"
+        where = (f"{os.path.basename(frame.f_code.co_filename)} line {frame.f_lineno}" if frame is not None
+                 else "a callable without Python code")
         message = (f"{name} must use NumPy only (no torch), but torch's {op} ran inside it "
                    f"(called from {where})")
         self._on_refusal(message)
         raise BannedAPIError(message)
 
 
+def _maker(frame: FrameType | None) -> FrameType | None:
+    """The frame that made a torch operation: the first outside torch's layers, from ``frame``
+    (the caller of ``__torch_dispatch__``) outwards; None when there is none."""
+    while frame is not None and frame.f_code.co_filename.startswith(_PLUMBING):
+        frame = frame.f_back
+    return frame
+
+
+def _made_by_the_kit(frame: FrameType | None) -> bool:
+    """The operation's maker is the kit's code (a callback the function was handed), not the
+    student's, a library's, or the wrapped callable itself (the wrapper is then the maker)."""
+    filename = frame.f_code.co_filename if frame is not None else ""
+    return filename.startswith(_KIT) and filename != _THIS_FILE
+
+
 class _NoTorch(TorchDispatchMode):
-    """Every torch operation while a NumPy-only function runs: refused when student code made it."""
+    """Every torch operation while a NumPy-only function runs: refused unless the kit made it."""
 
     def __init__(self, guard: NumpyOnlyGuard, name: str) -> None:
         super().__init__()
         self._guard, self._name = guard, name
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):     # noqa: A002 - torch's names
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename.startswith(_PLUMBING):
-            frame = frame.f_back
-        if frame is not None and not trust.is_library_file(frame.f_code.co_filename):
-            self._guard.refuse(self._name, str(func), frame)
+        maker = _maker(sys._getframe(1))
+        if not _made_by_the_kit(maker):
+            self._guard.refuse(self._name, str(func), None if maker is None or maker.f_code.co_filename == _THIS_FILE
+                               else maker)
+        return func(*args, **(kwargs or {}))
+
+
+class _ThreadWatch(TorchDispatchMode):
+    """A thread's torch operations while a NumPy-only function runs (in any thread): refused
+    unless the kit made them, as :class:`_NoTorch` refuses them in the function's own thread."""
+
+    def __init__(self, guard: NumpyOnlyGuard) -> None:
+        super().__init__()
+        self._guard = guard
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):     # noqa: A002 - torch's names
+        if self._guard._active:
+            maker = _maker(sys._getframe(1))
+            if not _made_by_the_kit(maker):
+                self._guard.refuse(self._guard._active_name, str(func), maker)
         return func(*args, **(kwargs or {}))

@@ -10,7 +10,8 @@ Python kernel for each operator that implements a banned API
 operator falls through and which is switched on (thread-locally) only while the worker
 answers a request (:meth:`OperatorGuard.watching`) and, for good, in every thread started
 after the worker's set-up (:func:`guard_new_threads`: ``threading``, thread pools and
-``_thread``; forked children inherit the forking thread's). So:
+``_thread``; forked children inherit the forking thread's), which is judged with the code that
+started it (:mod:`~autograder.sandbox.threads`). So:
 
 * ops that are not banned cost nothing (no Python per op, unlike a ``TorchDispatchMode``);
 * the kernel sees composite operators (``aten::scaled_dot_product_attention``) *before*
@@ -36,7 +37,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from autograder.sandbox import trust
+from autograder.sandbox import threads, trust
 from autograder.sandbox.guards import BannedAPIError
 
 _KEY = torch._C.DispatchKey.PreDispatch
@@ -58,27 +59,11 @@ class Violation:
 
 
 def guard_new_threads() -> None:
-    """Every thread started from now on runs with the guard's dispatch key included: a
-    banned operator reached from a student's thread is judged as in the request's own."""
-    import _thread
-    import threading
-
-    bootstrap = threading.Thread._bootstrap_inner
-
-    def bootstrap_inner(thread: threading.Thread) -> None:
-        with torch._C._IncludeDispatchKeyGuard(_KEY):
-            bootstrap(thread)
-
-    start = _thread.start_new_thread
-
-    def start_new_thread(function: Callable, args: tuple, kwargs: dict | None = None) -> int:
-        def guarded(*a: Any, **k: Any) -> Any:
-            with torch._C._IncludeDispatchKeyGuard(_KEY):
-                return function(*a, **k)
-        return start(guarded, args, kwargs or {})
-
-    threading.Thread._bootstrap_inner = bootstrap_inner       # type: ignore[method-assign]
-    _thread.start_new_thread = _thread.start_new = start_new_thread    # type: ignore[attr-defined]
+    """Every thread started from now on runs with the guard's dispatch key included, and
+    remembers who started it (:mod:`~autograder.sandbox.threads`): a banned operator reached
+    from a thread student code started is judged as that student code."""
+    threads.run_in_every_thread(lambda: torch._C._IncludeDispatchKeyGuard(_KEY))
+    threads.install()
 
 
 class OperatorGuard:
@@ -90,7 +75,6 @@ class OperatorGuard:
         self._library: Any = None
         self._installed: set[str] = set()
         self._violations: list[str] = []          # messages of this request's refusals
-        self._stop: FrameType | None = None       # the frame answering the request
 
     # -- set-up (before the student file's code runs)
     def ban(self, filename: str, exercise: str, operators: dict[str, str]) -> None:
@@ -133,14 +117,14 @@ class OperatorGuard:
     def _judge(self, op: str, frame: FrameType | None) -> Violation | None:
         banning = self._files.get(op, {})
         unattributed: str | None = None
-        while frame is not None and frame is not self._stop:     # only code the request ran
-            filename = frame.f_code.co_filename
+        # the code the request ran (frames below the request's own never count), and, in a
+        # thread, the code that started it
+        for filename, line in threads.calling_code(frame):
             if filename in banning:
                 exercise, api = banning[filename]
-                return Violation(exercise, api, f"aten::{op}", f"{filename} line {frame.f_lineno}")
+                return Violation(exercise, api, f"aten::{op}", f"{filename} line {line}")
             if unattributed is None and filename not in self._exercises and not self._is_trusted(filename):
-                unattributed = f"{filename} line {frame.f_lineno}"
-            frame = frame.f_back
+                unattributed = f"{filename} line {line}"
         if unattributed is not None and banning:
             exercise, api = sorted(banning.values())[0]
             return Violation(exercise, api, f"aten::{op}", unattributed)
@@ -163,12 +147,11 @@ class OperatorGuard:
         stop = sys._getframe(1)
         while stop is not None and stop.f_code.co_filename == contextlib.__file__:
             stop = stop.f_back
-        self._stop = stop                 # frames below it (the worker's loop, a bootstrap) never count
         try:
-            with torch._C._IncludeDispatchKeyGuard(_KEY):
+            # frames below the request's (the worker's loop, a bootstrap) never count
+            with threads.request_boundary(stop), torch._C._IncludeDispatchKeyGuard(_KEY):
                 yield
         finally:
-            self._stop = None
             if self._violations:
                 first = self._violations[0]
                 self._violations.clear()

@@ -36,7 +36,7 @@ import torch
 import autograder.support
 from autograder.jsontypes import JSONObject
 from autograder import contract  # data only: which exercise bans which API
-from autograder.sandbox import globalstate, guards, lazy_dynamo, numpy_only, opguard, protocol, trust, wire
+from autograder.sandbox import globalstate, guards, lazy_dynamo, numpy_only, opguard, protocol, threads, trust, wire
 from autograder.sandbox.reachin import ReachInWatch
 
 # Loaded before student code: the pristine copy. The drawing helpers (matplotlib's figure and
@@ -205,6 +205,8 @@ class Server:
         self.state = globalstate.GlobalState.take(warnings_too=watch_reach_ins)   # before student code
         # in a worker, the NumPy-only functions of loaded files run under a no-torch mode
         self.numpy_only = numpy_only.NumpyOnlyGuard(self.operators.record) if watch_reach_ins else None
+        if self.numpy_only is not None:               # torch's modes are per thread: each new one too
+            threads.run_in_every_thread(self.numpy_only.thread_watch)
         if watch_reach_ins:
             self.reach.install()
             trust.NameForgeryGuard(on_refusal=self.operators.record).install()
@@ -292,7 +294,7 @@ class Server:
             sys.modules.pop(name, None)
             return protocol.Reply(error=self._describe(exc))
         if ex is not None and ex.numpy_only and self.numpy_only is not None:
-            self.numpy_only.wrap(module, filename, ex.numpy_only)
+            self.numpy_only.wrap(module, ex.numpy_only)
         ref = protocol.Ref.module(name)
         self.table.bind(ref.key, module)
         return protocol.Reply(value=protocol.Handle(ref.key, "module").to_json(), note=note)
