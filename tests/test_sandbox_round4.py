@@ -114,6 +114,10 @@ def fx():
 
 def program():
     return _outcome(lambda: subprocess.run([sys.executable, "-c", "print(1)"], check=True))
+
+
+def memory_file():
+    return _outcome(lambda: os.memfd_create("hidden"))
 '''
 ROUTE_NAMES = ("thread", "pool", "raw_thread", "forked", "jit", "fx")
 
@@ -149,6 +153,14 @@ def test_the_worker_starts_no_program(routes):
     assert module.program() == ("PermissionError" if IS_ROOT else "computed")
 
 
+def test_the_worker_makes_no_memory_file(routes):
+    """memfd_create is refused: a memory file's pages are charged to no process until mapped,
+    so no memory limit sees them and the out-of-memory killer would pick another process
+    (red team: 3 GB held past RLIMIT_DATA)."""
+    box, module = routes
+    assert module.memory_file() == ("PermissionError" if IS_ROOT else "computed")
+
+
 @needs_root
 @needs_landlock
 def test_the_landlock_level_refuses_programs_and_the_op_in_threads():
@@ -159,6 +171,7 @@ def test_the_landlock_level_refuses_programs_and_the_op_in_threads():
         module = StudentModules(box, ["lstm_vs_attention"]).lstm_vs_attention
         assert box.level == "landlock"
         assert module.program() == "PermissionError"
+        assert module.memory_file() == "PermissionError"
         with pytest.raises(StudentError, match="forbids scaled_dot_product_attention"):
             module.thread()
     finally:

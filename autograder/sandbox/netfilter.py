@@ -16,6 +16,11 @@ student code (it needs no root: ``no_new_privs`` is set first). What it guarante
 * ``execve`` and ``execveat`` fail with EACCES: the worker starts no other program, so every
   process student code starts is a fork of the worker, with its limits, filters and guards
   (a fresh interpreter would have none of the worker's run-time guards).
+* ``memfd_create`` and ``memfd_secret`` fail with EPERM: a memory file's pages are charged
+  to no process until mapped, so ``RLIMIT_DATA`` does not cap them and the out-of-memory
+  killer, looking for the process that holds the memory, would pick another one (another
+  student's worker in a ``batch``). Shared anonymous mappings stay allowed: their pages count
+  in the worker's resident size, and the killer picks the worker (``oom_score_adj`` 1000).
 * System calls of a foreign ABI (a 32-bit ``socketcall`` or ``ipc``) and the x32 ABI fail
   with EPERM: the filter matches system call numbers, which only mean something in the
   native ABI.
@@ -40,15 +45,16 @@ INSIDE_NETWORK_NAMESPACE = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)   #
 # (AUDIT_ARCH_*, system call numbers) per machine
 _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
     "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "connect": 42, "io_uring_setup": 425,
-                            "execve": 59, "execveat": 322,
+                            "execve": 59, "execveat": 322, "memfd_create": 319, "memfd_secret": 447,
                             "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240}),
     "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "connect": 203, "io_uring_setup": 425,
-                             "execve": 221, "execveat": 281,
+                             "execve": 221, "execveat": 281, "memfd_create": 279, "memfd_secret": 447,
                              "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180}),
 }
 SOCKET_CALLS = ("socket", "socketpair")     # first argument: the address family
 IPC_CALLS = ("shmget", "semget", "msgget", "mq_open")
 EXEC_CALLS = ("execve", "execveat")
+MEMFD_CALLS = ("memfd_create", "memfd_secret")     # memory no process's resident size shows
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
@@ -101,7 +107,8 @@ def program(machine: str | None = None, refuse_ipc: bool = False,
     if arch is None:
         return None
     audit_arch, nr = arch
-    refused = [("io_uring_setup", errno.ENOSYS), *((name, errno.EACCES) for name in EXEC_CALLS)]
+    refused = [("io_uring_setup", errno.ENOSYS), *((name, errno.EACCES) for name in EXEC_CALLS),
+               *((name, errno.EPERM) for name in MEMFD_CALLS)]
     if refuse_ipc:
         refused += [(name, errno.EPERM) for name in IPC_CALLS]
     if refuse_connect:
