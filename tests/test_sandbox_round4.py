@@ -555,3 +555,52 @@ def test_landlock_keeps_the_import_roots_readable_inside_a_protected_folder(tmp_
     assert covered(purelib / "matplotlib" / "pyplot.py")
     assert not covered(venv / "pyvenv.cfg") and not covered(venv)
     assert not covered(kit / "grading.py")
+
+
+# --------------------------------------------------------------------------- files on the grader's disk
+
+DISK_FILLER = r'''
+import os, time
+
+def fill(files, mb, keep_open):
+    """``files`` files of ``mb`` MB in the home, or written, deleted and held open."""
+    held = []
+    for i in range(files):
+        path = os.path.join(os.environ["HOME"], f"fill{i}")
+        handle = open(path, "wb")
+        handle.write(b"x" * (mb << 20))
+        handle.flush()
+        if keep_open:
+            os.unlink(path)
+            held.append(handle)
+        else:
+            handle.close()
+    time.sleep(3)                       # the grader looks every quarter of a second
+    return "kept"
+
+def note():
+    with open(os.path.join(os.environ["HOME"], "note.txt"), "w") as handle:
+        handle.write("a small file is fine")
+    return "ok"
+'''
+
+
+@needs_landlock
+@pytest.mark.parametrize("keep_open", [False, True], ids=["files", "deleted_but_open"])
+def test_a_worker_past_its_disk_cap_is_stopped_and_says_so(keep_open):
+    """At a level whose home is a folder on the grader's disk (here landlock), RLIMIT_FSIZE caps
+    one file, not how many: the grader watches what the worker holds there (files in its home,
+    files it holds open deleted) and stops it past ``disk_mb`` (red team: 3 GB in one call,
+    again at every call). The call fails saying why; the next runs in a fresh worker."""
+    box = Sandbox([ModuleSource("filler", "filler.py", DISK_FILLER)],
+                  SandboxConfig(isolation="landlock", call_timeout=60, disk_mb=16))
+    box.start()
+    try:
+        module = StudentModules(box, ["filler"]).filler
+        assert box.level == "landlock"
+        assert module.note() == "ok"
+        with pytest.raises(StudentError, match="wrote more than 16 MB of files"):
+            module.fill(8, 4, keep_open)
+        assert module.note() == "ok"
+    finally:
+        box.close()

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from autograder.jsontypes import JSONObject
-from autograder.sandbox import backends, isolation, lazy_dynamo, lifetime, limits, protocol, users, wire
+from autograder.sandbox import backends, diskwatch, isolation, lazy_dynamo, lifetime, limits, protocol, users, wire
 from autograder.sandbox.errors import SandboxStartError, WorkerCrashed
 from autograder.sandbox.output import OutputCollector
 from autograder.sandbox.users import WorkerIds
@@ -197,6 +197,9 @@ class ForkedWorker(backends.Worker):
         self._output = OutputCollector(out_r, config.output_limit)
         self._output.start()
         self.pid = self.leader
+        self._disk = (diskwatch.HomeWatch(self.home, config.disk_mb * 1024 * 1024,
+                                          lambda: lifetime.kill_groups(self.pid, self.leader), lambda: self.pid)
+                      if level.home_on_disk else None)
         self.namespace: str | None = None   # the worker's own pid namespace (namespaces level)
         try:
             hello = self._receive(START_TIMEOUT)
@@ -235,9 +238,13 @@ class ForkedWorker(backends.Worker):
                                 "(an infinite loop, or far too slow?)") from None
         except (EOFError, OSError, wire.WireError) as exc:
             status = self.kill(grace=0.5 if isinstance(exc, EOFError) else 0.0)
+            if self._disk is not None and self._disk.exceeded:
+                raise WorkerCrashed(protocol.ErrorKind.DIED, self._disk.message()) from None
             raise WorkerCrashed(protocol.ErrorKind.DIED, describe_exit(status, self.config, exc)) from None
 
     def kill(self, grace: float = 0.0) -> int | None:
+        if self._disk is not None:
+            self._disk.close()
         status = self._zygote.reap(self.leader, timeout=grace) if grace else None
         lifetime.kill_groups(self.pid, self.leader)
         self.level.sweep(self.ids, self.namespace, confined=self.ready.files_restricted,

@@ -54,6 +54,7 @@ class Level:
     own_pid_namespace: ClassVar[bool] = False  # the worker is pid 1 of a pid namespace of its own
     network_isolated: ClassVar[bool] = False  # a network namespace of its own
     sweep_at_zygote_exit: ClassVar[bool] = False   # the zygote sweeps again when it ends (a dead grader)
+    home_on_disk: ClassVar[bool] = True   # the worker writes to a folder on the grader's disk (diskwatch.py)
 
     # ---------------------------------------------------------------- availability
     @classmethod
@@ -228,6 +229,7 @@ class NamespacesLevel(UserLevel):
     own_pid_namespace = True
     network_isolated = True
     sweep_at_zygote_exit = False
+    home_on_disk = False          # its root, home included, is a size-capped tmpfs
 
     @classmethod
     def unavailable(cls) -> str | None:

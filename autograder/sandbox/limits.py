@@ -57,6 +57,7 @@ class SandboxConfig:
     # the platform's submission metadata (names, emails): never readable by the worker
     metadata_path: str = field(default_factory=lambda: os.environ.get(METADATA_ENV) or METADATA_PATH)
     private_tmp_mb: int = 64            # size of the worker's own /tmp and /dev/shm (namespaces level)
+    disk_mb: int = 256                  # files the worker may hold on the grader's disk (other levels: diskwatch.py)
     # folders bound read-write into the worker's own root (namespaces level; elsewhere they are
     # reachable by permissions anyway): for the kit's tests, where an attack proves it ran
     share: list[str] = field(default_factory=lambda: [p for p in os.environ.get(SHARE_ENV, "").split(os.pathsep) if p])
