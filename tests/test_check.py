@@ -321,8 +321,11 @@ def test_pytest_in_the_release_gives_the_same_verdicts_as_check(release_copy, tm
     folder = _copy(release_copy, tmp_path)
     for ex in contract.EXERCISES:
         shutil.copy(SOLUTIONS / ex.folder / ex.filename, folder / ex.folder / ex.filename)
-    done = _launch(folder, "", "-q", "-p", "no:randomly", module=True)
+    # --strict-markers: every marker the public tests carry is registered (an unknown one once
+    # warned per test, and failed every test under -W error or --strict-markers: blind student)
+    done = _launch(folder, "", "-q", "-p", "no:randomly", "--strict-markers", module=True)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "PytestUnknownMarkWarning" not in done.stdout + done.stderr, done.stdout
     total = sum(len(re.findall(r"^def test_", (folder / ex.folder / "tests" / "test_public.py").read_text(), re.M))
                 for ex in check.public_exercises())
     assert re.search(rf"\b{total} passed\b", done.stdout), done.stdout
