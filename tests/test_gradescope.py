@@ -184,6 +184,7 @@ def test_scripts(unpacked):
     assert ('"${PY}" -m autograder grade "${SUBMISSION}" --results "${RESULTS}" --exercises "${EXERCISES}"'
             in run)
     assert 'EXERCISES="ex1,ex2,ex3,ex4,ex5"' in run
+    assert 'EXERCISE_BUDGET="70"' in run and '--exercise-budget "${EXERCISE_BUDGET}"' in run
     assert f'PY="${{AUTOGRADER_PYTHON:-{gradescope.VENV}/bin/python}}"' in run
 
 
@@ -229,6 +230,19 @@ def test_grading_imports_only_the_pinned_packages(unpacked):
     assert out.returncode == 0, out.stderr[-2000:]
     used = {d.lower().replace("-", "_") for d in json.loads(out.stdout.splitlines()[-1])}
     assert used - {"attention_autograder"} - TORCH_OPTIONAL <= pins, (used - pins)
+
+
+@pytest.mark.parametrize("count", range(1, 9))
+def test_every_exercise_spending_its_budget_still_fits_the_time_limit(count):
+    """Each exercise may spend its budget plus its import's time limit; in a build of any size
+    all of them together, with the start-up, stay within run_autograder's limit, so the last
+    exercise is graded too (red team: ex6 opted in made 6 x 90 s = 540 s of a 480 s limit)."""
+    from autograder.budget import DEFAULT_BUDGET_S
+    from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT
+    budget = gradescope.exercise_budget(count)
+    assert 0 < budget <= DEFAULT_BUDGET_S
+    assert count * (budget + DEFAULT_CALL_TIMEOUT) + gradescope.START_MARGIN_S <= gradescope.TIME_LIMIT_S
+    assert count > 5 or budget == DEFAULT_BUDGET_S          # the default assignment keeps the default
 
 
 def test_subset_build(scratch_root, tmp_path):

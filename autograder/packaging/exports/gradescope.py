@@ -42,6 +42,17 @@ from autograder.packaging.zips import BUILD_INFO, BuildError, write_zip
 TEMPLATES = Path(__file__).with_name("templates")
 VENV = "/opt/attention-autograder/venv"          # on Gradescope, outside /autograder
 TIME_LIMIT_S = 480                              # run_autograder's own limit (Gradescope: 600 s)
+START_MARGIN_S = 30                             # the grader's start-up and the last results.json
+
+
+def exercise_budget(count: int) -> float:
+    """The time budget of each exercise in a build of ``count`` exercises: the default, or less
+    when every exercise spending its budget and its import time limit would not fit in
+    ``TIME_LIMIT_S`` (six exercises: 55 s each), so the last exercise is graded too."""
+    from autograder.budget import DEFAULT_BUDGET_S
+    from autograder.sandbox.limits import DEFAULT_CALL_TIMEOUT
+    fits = (TIME_LIMIT_S - START_MARGIN_S) / max(count, 1) - DEFAULT_CALL_TIMEOUT
+    return float(max(5, min(DEFAULT_BUDGET_S, int(fits))))
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".mypy_cache",
                        ".ruff_cache", ".hypothesis"})
@@ -256,6 +267,7 @@ def plan(root: Path, exercises: tuple[contract.Exercise, ...],
                                   TORCH_FIND_LINKS=_baked("--torch-find-links", torch_find_links),
                                   **values).encode(), 0o755)
     entries["run_autograder"] = (render("run_autograder.sh", EXERCISES=ids, TIME_LIMIT=str(TIME_LIMIT_S),
+                                        EXERCISE_BUDGET=f"{exercise_budget(len(exercises)):g}",
                                         **values).encode(), 0o755)
     return GradescopeBuild(entries=dict(sorted(entries.items())), info=info,
                            exercises=exercises, pins=pins)

@@ -16,6 +16,9 @@ RESULTS="${RESULTS_DIR}/results.json"
 PY="${AUTOGRADER_PYTHON:-@@VENV@@/bin/python}"
 EXERCISES="@@EXERCISES@@"
 TIME_LIMIT="${AUTOGRADER_TIME_LIMIT:-@@TIME_LIMIT@@}"     # seconds; Gradescope's own limit is 10 minutes
+# seconds for all the tests of one exercise: every exercise spending it (and its import time)
+# still fits in TIME_LIMIT, so the last one is graded too (gradescope.exercise_budget)
+EXERCISE_BUDGET="@@EXERCISE_BUDGET@@"
 
 mkdir -p "${RESULTS_DIR}"
 rm -f "${RESULTS}"                       # a file that was there before grading never counts
@@ -68,7 +71,8 @@ fi
 "${PY}" -c 'import autograder, json, pathlib; p = pathlib.Path(autograder.__file__).parent; i = p / "BUILD_INFO.json"; print("kit:", p, "| build:", json.loads(i.read_text())["build_id"] if i.is_file() else "NO BUILD_INFO")' || true
 
 timeout --kill-after=15 "${TIME_LIMIT}" \
-    "${PY}" -m autograder grade "${SUBMISSION}" --results "${RESULTS}" --exercises "${EXERCISES}"
+    "${PY}" -m autograder grade "${SUBMISSION}" --results "${RESULTS}" --exercises "${EXERCISES}" \
+        --exercise-budget "${EXERCISE_BUDGET}"
 status=$?
 echo "run_autograder: grader exit status ${status}"
 
