@@ -79,8 +79,11 @@ class NumpyOnlyGuard:
             numpy_only.__name__ = numpy_only.__qualname__ = name
         return numpy_only
 
-    def refuse(self, name: str, op: str, frame: Any) -> None:
-        where = (f"{os.path.basename(frame.f_code.co_filename)} line {frame.f_lineno}" if frame is not None
+    def refuse(self, name: str, op: str, maker: FrameType | None) -> None:
+        """Refuse ``op`` made by ``maker`` (None, or this module's wrapper: a callable bound to
+        ``name`` that has no Python code of its own, such as a torch builtin)."""
+        where = (f"{os.path.basename(maker.f_code.co_filename)} line {maker.f_lineno}"
+                 if maker is not None and maker.f_code.co_filename != _THIS_FILE
                  else "a callable without Python code")
         message = (f"{name} must use NumPy only (no torch), but torch's {op} ran inside it "
                    f"(called from {where})")
@@ -113,8 +116,7 @@ class _NoTorch(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):     # noqa: A002 - torch's names
         maker = _maker(sys._getframe(1))
         if not _made_by_the_kit(maker):
-            self._guard.refuse(self._name, str(func), None if maker is None or maker.f_code.co_filename == _THIS_FILE
-                               else maker)
+            self._guard.refuse(self._name, str(func), maker)
         return func(*args, **(kwargs or {}))
 
 
