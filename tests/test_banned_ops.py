@@ -300,3 +300,86 @@ def test_check_refuses_it_in_a_spawned_worker(tmp_path):
     out = " ".join((proc.stdout + proc.stderr).split())        # the report wraps lines
     assert "BannedAPIError: ex4 forbids scaled_dot_product_attention" in out, out[-3000:]
     assert proc.returncode != 0, out[-3000:]
+
+
+# --------------------------------------------------------------------------- ex5: in AttentionClassifier only
+
+SELF_CHECK = '''
+
+# a self-check of my attention against PyTorch's, outside AttentionClassifier (allowed there)
+import torch.nn.functional as _F
+_q = torch.randn(2, 3, 4)
+_mine = torch.softmax(_q @ _q.transpose(-1, -2) / 2.0, dim=-1) @ _q
+assert torch.allclose(_mine, _F.scaled_dot_product_attention(_q, _q, _q), atol=1e-5)
+
+
+def compare_with_pytorch(x):
+    return getattr(_F, "scaled_dot_product_" + "attention")(x, x, x)
+
+
+compare_with_pytorch(_q)
+'''
+
+
+def test_ex5_allows_attention_outside_attention_classifier(tmp_path):
+    """ex5's contract bans attention "in ``AttentionClassifier``": the file's own code may
+    compare with PyTorch's (at import, and in a function of its own), at every layer
+    (red team: the run-time layers once refused it for the whole file, 0/20)."""
+    results = grade_one(tmp_path, "ex5", solution_file("ex5").read_text() + SELF_CHECK)
+    assert results.score == results.max_score, [(t.name, t.output[:200]) for t in results.tests if not t.passed]
+
+
+def test_ex5s_ban_follows_the_class_under_any_name(tmp_path):
+    """The class bound to ``AttentionClassifier`` is what the ban covers, whatever its own
+    name: here the solution's class renamed, its attention line computed by the banned op
+    through a computed name, and bound to the contract's name afterwards."""
+    source = routed("ex5", "computed").replace("class AttentionClassifier(", "class _Impl(")
+    source += "\n\nAttentionClassifier = _Impl\n"
+    results = grade_one(tmp_path, "ex5", source)
+    assert not _banned_test(results, "ex5").passed
+    assert _baseline("ex5", tmp_path) <= _failed(results)
+
+
+# --------------------------------------------------------------------------- work left for the kit
+
+LAZY = '''
+
+import itertools as _it
+
+_MATH = getattr(torch.ops.aten, "_scaled_dot_product_attention_" + "math")    # banned, computed name
+
+
+def _lazy(make_items):
+    """A result whose items are computed when read: by the kit, after this file returned."""
+    class _Result(tuple):
+        def __iter__(self):
+            return make_items()
+
+        def __getitem__(self, index):
+            return list(make_items())[index]
+
+        def __len__(self):
+            return 2
+    return _Result()
+
+
+def causal_self_attention(x, W_q, W_k, W_v):
+    Q, K, V = x @ W_q, x @ W_k, x @ W_v
+    return _lazy(lambda: _it.chain.from_iterable(map(_MATH, [Q], [K], [V], [None], [0.0], [True])))
+'''
+
+
+def test_a_result_that_computes_when_the_kit_reads_it_earns_nothing(tmp_path):
+    """ex4's causal attention returned as an object whose items a banned operator computes
+    when read (an overridden ``__iter__``/``__getitem__`` over ``map`` and ``itertools``): no
+    student frame is on the stack then, only the kit's and the standard library's (red team:
+    full marks in ex1, ex3 and ex4). The worker reads results past such overrides (the real
+    items: none here), and in a worker a banned operator with no student code under it is the
+    student's (``tests/test_culprit.py``)."""
+    results = grade_one(tmp_path, "ex4", solution_file("ex4").read_text() + LAZY)
+    # its rules hold ("does not modify x … (and runs)", "written by hand … (and runs)"): it runs,
+    # and the kit, reading its result's real items (none), never runs the banned operator
+    rules = ("does not modify", "written by hand")
+    earned = {t.name for t in results.tests if t.passed and "causal_self_attention" in t.name
+              and not any(rule in t.name for rule in rules)}
+    assert not earned, f"tests earned by a result computed after return: {sorted(earned)}"

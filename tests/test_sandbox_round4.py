@@ -124,11 +124,12 @@ ROUTE_NAMES = ("thread", "pool", "raw_thread", "forked", "jit", "fx")
 
 @pytest.fixture(scope="module")
 def routes():
-    """ex5's student file, whose exercise bans scaled_dot_product_attention, in a worker."""
-    box = Sandbox([ModuleSource("lstm_vs_attention", "lstm_vs_attention.py", ROUTES)],
+    """ex4's student file, whose exercise bans scaled_dot_product_attention in the whole file (ex5 bans
+    it in AttentionClassifier only: tests/test_culprit.py), in a worker."""
+    box = Sandbox([ModuleSource("causal", "causal.py", ROUTES)],
                   SandboxConfig(user=WORKER, call_timeout=60))
     box.start()
-    yield box, StudentModules(box, ["lstm_vs_attention"]).lstm_vs_attention
+    yield box, StudentModules(box, ["causal"]).causal
     box.close()
 
 
@@ -164,11 +165,11 @@ def test_the_worker_makes_no_memory_file(routes):
 @needs_root
 @needs_landlock
 def test_the_landlock_level_refuses_programs_and_the_op_in_threads():
-    box = Sandbox([ModuleSource("lstm_vs_attention", "lstm_vs_attention.py", ROUTES)],
+    box = Sandbox([ModuleSource("causal", "causal.py", ROUTES)],
                   SandboxConfig(isolation="landlock", call_timeout=60))
     box.start()
     try:
-        module = StudentModules(box, ["lstm_vs_attention"]).lstm_vs_attention
+        module = StudentModules(box, ["causal"]).causal
         assert box.level == "landlock"
         assert module.program() == "PermissionError"
         assert module.memory_file() == "PermissionError"
@@ -562,15 +563,31 @@ def test_landlock_keeps_the_import_roots_readable_inside_a_protected_folder(tmp_
 DISK_FILLER = r'''
 import os, time
 
-def fill(files, mb, keep_open):
-    """``files`` files of ``mb`` MB in the home, or written, deleted and held open."""
-    held = []
+def _deep_folder():
+    """25 nested folders of 200-character names: a path far longer than PATH_MAX."""
+    folder = os.open(os.environ["HOME"], os.O_RDONLY)
+    for _ in range(25):
+        os.mkdir("d" * 200, dir_fd=folder)
+        inner = os.open("d" * 200, os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    return folder
+
+def fill(files, mb, how):
+    """``files`` files of ``mb`` MB in the home, written, deleted and held open, or in a
+    folder deeper than any path can name."""
+    held, deep = [], _deep_folder() if how == "deep" else None
     for i in range(files):
+        if deep is not None:
+            fd = os.open(f"fill{i}", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=deep)
+            os.write(fd, b"x" * (mb << 20))
+            os.close(fd)
+            continue
         path = os.path.join(os.environ["HOME"], f"fill{i}")
         handle = open(path, "wb")
         handle.write(b"x" * (mb << 20))
         handle.flush()
-        if keep_open:
+        if how == "deleted_but_open":
             os.unlink(path)
             held.append(handle)
         else:
@@ -586,12 +603,13 @@ def note():
 
 
 @needs_landlock
-@pytest.mark.parametrize("keep_open", [False, True], ids=["files", "deleted_but_open"])
-def test_a_worker_past_its_disk_cap_is_stopped_and_says_so(keep_open):
+@pytest.mark.parametrize("how", ["files", "deleted_but_open", "deep"])
+def test_a_worker_past_its_disk_cap_is_stopped_and_says_so(how):
     """At a level whose home is a folder on the grader's disk (here landlock), RLIMIT_FSIZE caps
     one file, not how many: the grader watches what the worker holds there (files in its home,
-    files it holds open deleted) and stops it past ``disk_mb`` (red team: 3 GB in one call,
-    again at every call). The call fails saying why; the next runs in a fresh worker."""
+    however deep; files it holds open deleted) and stops it past ``disk_mb`` (red team: 3 GB
+    in one call, again at every call; 600 MB below a path longer than PATH_MAX). The call
+    fails saying why; the next runs in a fresh worker."""
     box = Sandbox([ModuleSource("filler", "filler.py", DISK_FILLER)],
                   SandboxConfig(isolation="landlock", call_timeout=60, disk_mb=16))
     box.start()
@@ -600,7 +618,7 @@ def test_a_worker_past_its_disk_cap_is_stopped_and_says_so(keep_open):
         assert box.level == "landlock"
         assert module.note() == "ok"
         with pytest.raises(StudentError, match="wrote more than 16 MB of files"):
-            module.fill(8, 4, keep_open)
+            module.fill(8, 4, how)
         assert module.note() == "ok"
     finally:
         box.close()

@@ -12,7 +12,10 @@ hold open for writing elsewhere or deleted (``/proc/<pid>/fd``, the worker and i
 descendants). When
 that passes the cap (``SandboxConfig.disk_mb``) it kills the worker: the call fails and says
 why (:attr:`HomeWatch.exceeded`), and the next call starts a fresh worker. A walk stops
-counting once past the cap, and an entry count past ``MAX_ENTRIES`` counts as past it.
+counting once past the cap; it goes by directory descriptors (no path length limit), opens
+again the folders the worker closed to its own user, and counts as past the cap an entry
+count past ``MAX_ENTRIES``, folders nested deeper than ``MAX_DEPTH`` and anything it cannot
+read.
 
 What it cannot see: files of a worker process that made itself undumpable (its
 ``/proc/<pid>/fd`` is then closed to a grader of the same user), and writes between two
@@ -27,6 +30,8 @@ from typing import Callable, Iterator
 
 ENTRY_BYTES = 1024            # what one directory entry is counted as, whatever its size
 MAX_ENTRIES = 100_000         # more entries than this in a home: past any cap
+MAX_DEPTH = 64                # folders nested deeper than this: past any cap
+UNREADABLE = 1 << 62          # what a folder or entry that cannot be read counts as
 POLL_S = 0.25
 
 
@@ -51,33 +56,67 @@ def _allocated(info: os.stat_result) -> int:
 
 
 def _home_sizes(home: str) -> Iterator[int]:
-    """Each entry's counted size under ``home`` (directories the worker closed to its own user
-    are opened again: the grader runs as that user or as root)."""
-    pending, entries = [home], 0
-    while pending:
-        folder = pending.pop()
+    """Each entry's counted size under ``home``, walked by directory descriptors (no path is
+    ever longer than a name, however deep the folders); a folder the worker closed to its
+    own user is opened again (the grader runs as that user or as root); what cannot be read
+    at all, or lies deeper than ``MAX_DEPTH``, counts as past any cap."""
+    try:
+        top = os.open(home, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    entries = [0]
+    try:
+        yield from _folder_sizes(top, 0, entries)
+    finally:
+        os.close(top)
+
+
+def _folder_sizes(folder: int, depth: int, entries: list[int]) -> Iterator[int]:
+    if depth > MAX_DEPTH:
+        yield UNREADABLE
+        return
+    try:
+        mode = os.fstat(folder).st_mode
+        if mode & 0o700 != 0o700:                      # r, w and x for the owner: listable and statable
+            os.fchmod(folder, stat.S_IMODE(mode) | 0o700)
+        listing = list(os.scandir(folder))
+    except OSError:
+        yield UNREADABLE
+        return
+    for entry in listing:
+        entries[0] += 1
+        if entries[0] > MAX_ENTRIES:
+            yield UNREADABLE
+            return
         try:
-            listing = list(os.scandir(folder))
-        except PermissionError:
-            try:
-                os.chmod(folder, 0o700)
-                listing = list(os.scandir(folder))
-            except OSError:
-                continue
+            info = entry.stat(follow_symlinks=False)
         except OSError:
-            continue
-        for entry in listing:
-            entries += 1
-            if entries > MAX_ENTRIES:
-                yield 1 << 62
+            yield UNREADABLE
+            return
+        yield ENTRY_BYTES + _allocated(info)
+        if stat.S_ISDIR(info.st_mode):
+            child = _open_folder(entry.name, folder)
+            if child is None:
+                yield UNREADABLE
                 return
             try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(info.st_mode):
-                pending.append(entry.path)
-            yield ENTRY_BYTES + _allocated(info)
+                yield from _folder_sizes(child, depth + 1, entries)
+            finally:
+                os.close(child)
+
+
+def _open_folder(name: str, parent: int) -> int | None:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        return os.open(name, flags, dir_fd=parent)
+    except PermissionError:
+        try:
+            os.chmod(name, 0o700, dir_fd=parent)
+            return os.open(name, flags, dir_fd=parent)
+        except OSError:
+            return None
+    except OSError:
+        return None
 
 
 def _descendants(pid: int) -> Iterator[int]:

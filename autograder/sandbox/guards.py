@@ -53,10 +53,15 @@ class BanGuards:
         # counts as the student's; None (in-process grading, where the grader's and a notebook's
         # own code share the interpreter): only the banning files' own calls are refused
         self._student_files = student_files
+        self._scoped: set[str] = set()                # files whose ban covers part of them only
 
-    def ban(self, filename: str, dotted_names: tuple[str, ...] | list[str]) -> None:
+    def ban(self, filename: str, dotted_names: tuple[str, ...] | list[str], scoped: bool = False) -> None:
         """From now on ``filename`` may not call any of ``dotted_names`` (each name's guard is
-        installed in this process once, here unless :func:`preinstall` did it already)."""
+        installed in this process once, here unless :func:`preinstall` did it already);
+        ``scoped``: only from the part of the file its scope probe names
+        (``threads.set_scope_probe``; ex5's ``AttentionClassifier``)."""
+        if scoped:
+            self._scoped.add(filename)
         for dotted in dotted_names:
             self._files.setdefault(dotted, set()).add(filename)
             guard = _guard_for(dotted)
@@ -65,20 +70,19 @@ class BanGuards:
 
     def _check(self, dotted: str, frame: FrameType | None) -> None:
         """Refuse when the code calling (``frame`` outwards, then the code that started its
-        thread: :func:`threads.calling_code`) holds a student file banning ``dotted``, or (in a
-        worker) student-made code of no known file (``exec`` of a string, ``compile`` under an
-        invented name) while some loaded student file bans it; a library's or the kit's code
-        with no such file under it, and other student files, pass."""
+        thread) holds a student file banning ``dotted``, or (in a worker) student-made code of
+        no known file, or no student file at all (an object the student's code returned,
+        calling it when the kit reads it): :func:`threads.culprit`. A library's or the kit's
+        code called by a student file without the ban passes."""
         banning = self._files.get(dotted)
         if not banning:
             return
-        for filename, _line in threads.calling_code(frame):
-            if filename in banning or (self._student_files is not None and filename not in self._student_files
-                                       and not trust.is_library_file(filename)):
-                message = f"{dotted} is not allowed in this exercise"
-                if self._on_refusal is not None:
-                    self._on_refusal(message)
-                raise BannedAPIError(message)
+        if threads.culprit(frame, banning, self._student_files, self._scoped,
+                           strict=self._student_files is not None) is not None:
+            message = f"{dotted} is not allowed in this exercise"
+            if self._on_refusal is not None:
+                self._on_refusal(message)
+            raise BannedAPIError(message)
 
 
 @dataclass

@@ -5,14 +5,17 @@ The static rule finds torch spelt out in those functions and their helpers; it c
 ``_T = __import__("to" + "rch")`` at the top of the file. So, after a student file of an
 exercise with NumPy-only functions (``Exercise.numpy_only``) is loaded, whatever callable each
 of those names is bound to (a function, a ``functools.partial``, a torch builtin) is replaced
-in the module by a wrapper that runs it under a torch dispatch mode (:class:`_NoTorch`). Every
+in the module by a wrapper that runs it under a torch dispatch mode (:class:`_NoTorch`): every
 torch operation made while it runs is refused with
 :class:`~autograder.sandbox.guards.BannedAPIError` and recorded (the request fails even if
-the student's code caught the error), unless the code that made it (the first frame outside
-torch's own package) is the kit's: its code called back from the function (the ``f`` handed to
-``numerical_gradient``) is not judged. Torch keeps dispatch modes per thread, so every thread
-started in the worker runs under :class:`_ThreadWatch`, which applies the same rule to its
-operations while a NumPy-only function runs (:mod:`~autograder.sandbox.threads`).
+the student's code caught the error). The kit hands these functions nothing that uses torch
+(``numerical_gradient``'s ``f`` is NumPy: ``support/functions.py``), so no operation is
+exempt. Torch keeps dispatch modes per thread, so every thread started in the worker runs
+under :class:`_ThreadWatch`, which refuses its operations while a NumPy-only function runs
+(:mod:`~autograder.sandbox.threads`). What the function returns is made plain data before the
+mode ends (:func:`plain`: the real items of a tuple or list subclass, an array subclass as an
+array), so no work is left for later, outside the mode, in an overridden ``__iter__`` or
+``__getitem__``.
 
 The mode is entered only when the function is called from outside the student's code (a
 hidden test): a NumPy function the student's torch function calls on tensors is judged by
@@ -28,6 +31,7 @@ import types
 from types import FrameType
 from typing import Any, Callable
 
+import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -38,7 +42,7 @@ from autograder.sandbox.guards import BannedAPIError
 # stand-in for torch._dynamo (which wraps every __torch_dispatch__)
 _PLUMBING = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep, os.path.abspath(lazy_dynamo.__file__))
 _THIS_FILE = os.path.abspath(__file__)
-_KIT = os.path.dirname(os.path.dirname(_THIS_FILE)) + os.sep        # the autograder package
+MAX_PLAIN_DEPTH = 32                  # nesting a result is made plain to (deeper: left as it is)
 
 
 class NumpyOnlyGuard:
@@ -70,7 +74,7 @@ class NumpyOnlyGuard:
             guard._active, guard._active_name = True, name
             try:
                 with _NoTorch(guard, name):
-                    return function(*args, **kwargs)
+                    return plain(function(*args, **kwargs))
             finally:
                 guard._active = False
 
@@ -91,6 +95,23 @@ class NumpyOnlyGuard:
         raise BannedAPIError(message)
 
 
+def plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain data, read without the student's overrides: a tuple or list subclass
+    becomes a tuple or list of its real items, a dict subclass a dict, an array subclass an
+    array (a view); anything else is returned as it is."""
+    if depth > MAX_PLAIN_DEPTH:
+        return value
+    if isinstance(value, np.ndarray):
+        return value if type(value) is np.ndarray else np.ndarray.view(value, np.ndarray)
+    if isinstance(value, tuple):
+        return tuple(plain(item, depth + 1) for item in tuple.__iter__(value))
+    if isinstance(value, list):
+        return [plain(item, depth + 1) for item in list.__iter__(value)]
+    if isinstance(value, dict):
+        return {key: plain(item, depth + 1) for key, item in dict.items(value)}
+    return value
+
+
 def _maker(frame: FrameType | None) -> FrameType | None:
     """The frame that made a torch operation: the first outside torch's layers, from ``frame``
     (the caller of ``__torch_dispatch__``) outwards; None when there is none."""
@@ -99,30 +120,20 @@ def _maker(frame: FrameType | None) -> FrameType | None:
     return frame
 
 
-def _made_by_the_kit(frame: FrameType | None) -> bool:
-    """The operation's maker is the kit's code (a callback the function was handed), not the
-    student's, a library's, or the wrapped callable itself (the wrapper is then the maker)."""
-    filename = frame.f_code.co_filename if frame is not None else ""
-    return filename.startswith(_KIT) and filename != _THIS_FILE
-
-
 class _NoTorch(TorchDispatchMode):
-    """Every torch operation while a NumPy-only function runs: refused unless the kit made it."""
+    """Every torch operation while a NumPy-only function runs: refused."""
 
     def __init__(self, guard: NumpyOnlyGuard, name: str) -> None:
         super().__init__()
         self._guard, self._name = guard, name
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):     # noqa: A002 - torch's names
-        maker = _maker(sys._getframe(1))
-        if not _made_by_the_kit(maker):
-            self._guard.refuse(self._name, str(func), maker)
-        return func(*args, **(kwargs or {}))
+        self._guard.refuse(self._name, str(func), _maker(sys._getframe(1)))
 
 
 class _ThreadWatch(TorchDispatchMode):
-    """A thread's torch operations while a NumPy-only function runs (in any thread): refused
-    unless the kit made them, as :class:`_NoTorch` refuses them in the function's own thread."""
+    """A thread's torch operations while a NumPy-only function runs (in any thread): refused,
+    as :class:`_NoTorch` refuses them in the function's own thread."""
 
     def __init__(self, guard: NumpyOnlyGuard) -> None:
         super().__init__()
@@ -130,7 +141,5 @@ class _ThreadWatch(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):     # noqa: A002 - torch's names
         if self._guard._active:
-            maker = _maker(sys._getframe(1))
-            if not _made_by_the_kit(maker):
-                self._guard.refuse(self._guard._active_name, str(func), maker)
+            self._guard.refuse(self._guard._active_name, str(func), _maker(sys._getframe(1)))
         return func(*args, **(kwargs or {}))

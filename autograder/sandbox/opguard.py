@@ -69,18 +69,25 @@ def guard_new_threads() -> None:
 class OperatorGuard:
     """Per worker: which student file bans which operator, the kernels, the violations."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False) -> None:
         self._files: dict[str, dict[str, tuple[str, str]]] = {}   # op -> {filename: (exercise, api)}
         self._exercises: dict[str, str] = {}                        # student filename -> exercise id
+        self._scoped: set[str] = set()            # files whose ban covers part of them only
+        # a worker: a banned operator with no student file on the stack is the student's too
+        # (neither the kit nor a library runs one there of its own accord)
+        self.strict = strict
         self._library: Any = None
         self._installed: set[str] = set()
         self._violations: list[str] = []          # messages of this request's refusals
 
     # -- set-up (before the student file's code runs)
-    def ban(self, filename: str, exercise: str, operators: dict[str, str]) -> None:
+    def ban(self, filename: str, exercise: str, operators: dict[str, str], scoped: bool = False) -> None:
         """``filename`` (a student file of ``exercise``) may not reach ``operators``
-        (``aten name -> banned API``); kernels are installed once per operator."""
+        (``aten name -> banned API``; ``scoped``: only from the part of the file its scope probe
+        names); kernels are installed once per operator."""
         self._exercises[filename] = exercise
+        if scoped:
+            self._scoped.add(filename)
         for op, api in operators.items():
             if self._install(op):
                 self._files.setdefault(op, {})[filename] = (exercise, api)
@@ -116,23 +123,17 @@ class OperatorGuard:
     # -- the decision, only ever made for a banned operator
     def _judge(self, op: str, frame: FrameType | None) -> Violation | None:
         banning = self._files.get(op, {})
-        unattributed: str | None = None
+        if not banning:
+            return None
         # the code the request ran (frames below the request's own never count), and, in a
-        # thread, the code that started it
-        for filename, line in threads.calling_code(frame):
-            if filename in banning:
-                exercise, api = banning[filename]
-                return Violation(exercise, api, f"aten::{op}", f"{filename} line {line}")
-            if unattributed is None and filename not in self._exercises and not self._is_trusted(filename):
-                unattributed = f"{filename} line {line}"
-        if unattributed is not None and banning:
-            exercise, api = sorted(banning.values())[0]
-            return Violation(exercise, api, f"aten::{op}", unattributed)
-        return None
-
-    @staticmethod
-    def _is_trusted(filename: str) -> bool:
-        return trust.is_library_file(filename)
+        # thread, the code that started it: threads.culprit
+        blamed = threads.culprit(frame, banning, self._exercises, self._scoped, strict=self.strict)
+        if blamed is None:
+            return None
+        exercise, api = banning.get(blamed.filename) or sorted(banning.values())[0]
+        where = (f"{blamed.filename} line {blamed.line}" if blamed is not threads.AFTER_RETURN
+                 else "code that ran after your function returned, when the grader read its result")
+        return Violation(exercise, api, f"aten::{op}", where)
 
     # -- one request
     def record(self, message: str) -> None:

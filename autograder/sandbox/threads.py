@@ -6,13 +6,19 @@ student code hands to a thread (``ThreadPoolExecutor(1).submit(op, q, k, v).resu
 carry no student frame. :func:`install` makes every thread started from then on (through
 ``threading``, thread pools or ``_thread``) remember its **origin**, the code that started it:
 the student's code on the starting thread's stack (every frame that is not a library's,
-outermost included) and that thread's own origin. The
-guards read a thread's stack and then its origin (:func:`calling_code`), so a thread started
-by student code is judged as that student code.
+outermost included) and that thread's own origin. The guards read a thread's stack and then
+its origin (:func:`calling_code`), so a thread started by student code is judged as that
+student code. A second copy of the ``_thread`` module, whose ``start_new_thread`` would be
+the unpatched one, cannot be made.
 
-It also runs each new thread inside the context managers registered with :func:`run_in_every_thread`
-(the operator guard's dispatch key; the NumPy-only watch), which are thread-local in torch.
-Forked children keep the forking thread's state. Threads started by C code the student loads
+It also runs each new thread inside the context managers registered with
+:func:`run_in_every_thread` (the operator guard's dispatch key; the NumPy-only watch), which
+are thread-local in torch. Forked children keep the forking thread's state.
+
+Where the contract scopes a ban to part of a file (ex5: "in ``AttentionClassifier``"), a
+*scope probe* registered for that file (:func:`set_scope_probe`) says whether one of its
+frames runs that part; each location the guards read carries that answer (for a thread's
+origin, the answer when it started). Threads started by C code the student loads
 (``ctypes``) are not seen: see ``docs/ARCHITECTURE.md``.
 """
 from __future__ import annotations
@@ -22,23 +28,40 @@ import contextlib
 import sys
 import threading
 from types import FrameType
-from typing import Any, Callable, ContextManager, Iterator
+from typing import Any, Callable, Collection, ContextManager, Iterator, NamedTuple
 
 from autograder.sandbox import trust
 
 MAX_ORIGIN_FRAMES = 256            # a thread's origin keeps at most this many code locations
 
-Location = tuple[str, int]         # (a code object's file name, the line running)
+
+class Location(NamedTuple):
+    """One piece of code the guards judge: a frame, or a frame that started the thread."""
+    filename: str                  # its code object's file name
+    line: int
+    in_scope: bool                 # its file's scope probe says it runs the banned-in part
+
 
 _local = threading.local()
 _contexts: list[Callable[[], ContextManager[Any]]] = []
+_probes: dict[str, Callable[[FrameType], bool]] = {}
 _installed = False
+
+
+class ThreadRefused(ImportError):
+    """A way to start threads past the worker's thread patching was refused."""
 
 
 def origin() -> tuple[Location, ...]:
     """The code that started the current thread, innermost first (empty: the main thread, or
     a thread started before :func:`install`)."""
     return getattr(_local, "origin", ())
+
+
+def set_scope_probe(filename: str, probe: Callable[[FrameType], bool]) -> None:
+    """``probe(frame)`` (a frame of ``filename``): whether it runs the part of the file a
+    scoped ban covers."""
+    _probes[filename] = probe
 
 
 @contextlib.contextmanager
@@ -59,9 +82,15 @@ def calling_code(frame: FrameType | None) -> Iterator[Location]:
     thread's origin."""
     stop = getattr(_local, "boundary", None)
     while frame is not None and frame is not stop:
-        yield frame.f_code.co_filename, frame.f_lineno
+        yield _location(frame)
         frame = frame.f_back
     yield from origin()
+
+
+def _location(frame: FrameType) -> Location:
+    filename = frame.f_code.co_filename
+    probe = _probes.get(filename)
+    return Location(filename, frame.f_lineno, bool(probe is not None and probe(frame)))
 
 
 def run_in_every_thread(context: Callable[[], ContextManager[Any]]) -> None:
@@ -80,22 +109,44 @@ def install() -> None:
         original = getattr(owner, name, None)
         if original is not None:
             setattr(owner, name, _starting(original))
+    _one_copy_of_thread()
+
+
+def _run_in_thread(function: Callable[..., Any], started_by: tuple[Location, ...]) -> Callable[..., Any]:
+    def run(*a: Any, **k: Any) -> Any:
+        _local.origin = started_by
+        with contextlib.ExitStack() as stack:
+            for context in list(_contexts):
+                stack.enter_context(context())
+            return function(*a, **k)
+    return run
+
+
+ONE_COPY = frozenset({"_thread", "_imp"})     # built-in modules never made again in a worker
+
+
+def _one_copy_of_thread() -> None:
+    """A second copy of the built-in ``_thread`` module would hold the unpatched
+    ``start_new_thread`` (``importlib.util.module_from_spec(find_spec("_thread"))``, or
+    ``_thread`` dropped from ``sys.modules`` and imported again): making one is refused, and
+    so is a second ``_imp``, which makes built-in modules."""
+    import _imp
+
+    create = _imp.create_builtin
+
+    def create_builtin(spec: Any) -> Any:
+        if getattr(spec, "name", None) in ONE_COPY:
+            raise ThreadRefused(f"a second copy of the built-in module {spec.name} is not allowed here")
+        return create(spec)
+
+    _imp.create_builtin = create_builtin
 
 
 def _starting(start: Callable[..., Any]) -> Callable[..., Any]:
     """``start`` (a thread-starting function whose first argument is the thread's function),
     its function run with the starter's origin and in the registered contexts."""
     def start_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        started_by = _here(sys._getframe(1))
-
-        def run(*a: Any, **k: Any) -> Any:
-            _local.origin = started_by
-            with contextlib.ExitStack() as stack:
-                for context in list(_contexts):
-                    stack.enter_context(context())
-                return function(*a, **k)
-
-        return start(run, *args, **kwargs)
+        return start(_run_in_thread(function, _here(sys._getframe(1))), *args, **kwargs)
 
     return start_thread
 
@@ -105,8 +156,38 @@ def _here(frame: FrameType | None) -> tuple[Location, ...]:
     thread's own origin (the guards skip library code: only the rest can be judged)."""
     found: list[Location] = []
     for location in calling_code(frame):
-        if not trust.is_library_file(location[0]):
+        if not trust.is_library_file(location.filename):
             found.append(location)
             if len(found) >= MAX_ORIGIN_FRAMES:
                 break
     return tuple(found)
+
+
+AFTER_RETURN = Location("", 0, False)   # blamed when only a library's or the kit's code is running
+
+
+def culprit(frame: FrameType | None, banning: Collection[str], students: Collection[str] | None,
+            scoped: Collection[str] = (), strict: bool = False) -> Location | None:
+    """The student code to blame for a banned call or operation made at ``frame`` (None: it
+    is allowed), reading :func:`calling_code`:
+
+    * a location in a file of ``banning`` (a file whose exercise bans it; for a file in
+      ``scoped``, only where its scope probe says it runs the banned-in part);
+    * else, with ``students`` (the worker's student files) known, student-made code of no
+      known file (``exec`` of a string): every location neither a student file's nor a library's;
+    * else, when ``strict`` (a worker, where neither the kit nor a library makes banned calls of
+      its own) and no location is a student file's: :data:`AFTER_RETURN`, work the student's
+      code left behind (an object it returned that computes when the kit reads it)."""
+    unattributed: Location | None = None
+    student_seen = False
+    for location in calling_code(frame):
+        filename = location.filename
+        if filename in banning and (filename not in scoped or location.in_scope):
+            return location
+        if students is not None and filename in students:
+            student_seen = True
+        elif students is not None and unattributed is None and not trust.is_library_file(filename):
+            unattributed = location
+    if unattributed is not None:
+        return unattributed
+    return AFTER_RETURN if strict and not student_seen else None

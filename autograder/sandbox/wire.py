@@ -96,9 +96,10 @@ class Encoder:
             ref = self._to_ref(obj)
             if ref is not None:
                 return ref
-        if isinstance(obj, (list, tuple)):          # subclasses (namedtuple, torch.Size) as items
-            tag = "T" if isinstance(obj, tuple) else "L"
-            return {tag: [self.encode(x, depth + 1) for x in obj]}
+        if isinstance(obj, (list, tuple)):          # subclasses (namedtuple, torch.Size) as items:
+            # their real items, read past an overridden __iter__ (no student code runs here)
+            tag, items = ("T", tuple.__iter__(obj)) if isinstance(obj, tuple) else ("L", list.__iter__(obj))
+            return {tag: [self.encode(x, depth + 1) for x in items]}
         if isinstance(obj, dict):
             items = []
             for key, value in dict.items(obj):
@@ -115,7 +116,7 @@ class Encoder:
         return len(self.buffers) - 1
 
     def _array(self, arr: np.ndarray) -> dict:
-        base = np.asarray(arr).view(np.ndarray) if type(arr) is not np.ndarray else arr
+        base = np.ndarray.view(arr, np.ndarray) if type(arr) is not np.ndarray else arr   # no __array__
         dtype = base.dtype.newbyteorder("=") if base.dtype.byteorder not in "=|" else base.dtype
         if np.dtype(dtype).str not in _NUMPY_DTYPES:
             raise Unencodable(f"numpy array of dtype {base.dtype}")

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import __future__
 import dataclasses
+import functools
 import linecache
 import random
 import sys
 import traceback
 import types
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import matplotlib.artist          # the package's core (0.16 s); its figure and axes: the "figures" warm-up
 import numpy as np
@@ -198,7 +199,7 @@ class Server:
         support, snapshot = snapshot_support()
         self.table = ObjectTable({protocol.SUPPORT_KEY: support}, snapshot)
         self.student_files: set[str] = set()
-        self.operators = opguard.OperatorGuard()      # banned APIs at the operator level
+        self.operators = opguard.OperatorGuard(strict=watch_reach_ins)   # banned APIs at the operator level
         self.bans = guards.BanGuards(on_refusal=self.operators.record,
                                      student_files=self.student_files if watch_reach_ins else None)
         self.reach = ReachInWatch(self.student_files)
@@ -276,10 +277,13 @@ class Server:
         module.__file__ = filename
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         self.student_files.add(filename)
-        self.bans.ban(filename, _banned_for(name))      # before any of its code runs
         ex = contract.BY_MODULE.get(name)
+        scoped = ex is not None and bool(ex.banned_in)
+        if scoped:                                      # ex5: the bans hold in AttentionClassifier
+            threads.set_scope_probe(filename, scope_probe(module, ex.banned_in))
+        self.bans.ban(filename, _banned_for(name), scoped=scoped)      # before any of its code runs
         if ex is not None:
-            self.operators.ban(filename, ex.id, contract.banned_operators(ex))
+            self.operators.ban(filename, ex.id, contract.banned_operators(ex), scoped=scoped)
         sys.modules[name] = module
         note = None
         try:
@@ -341,6 +345,69 @@ def preinstall_bans() -> None:
     """Every exercise's banned-API guards, installed before workers fork (by the zygote): a
     worker's Load then only records which student file they refuse (``guards.preinstall``)."""
     guards.preinstall(dict.fromkeys(api for ex in contract.EXERCISES for api in ex.banned))
+
+
+def scope_probe(module: types.ModuleType, names: tuple[str, ...]) -> Callable[[types.FrameType], bool]:
+    """Whether a frame of ``module``'s file runs the part a scoped ban covers (``names``: the
+    contract's, e.g. ``AttentionClassifier``): the code of the class the module binds to the
+    name and of its bases in that file (whatever it was called where it was defined: an alias
+    or a subclass counts), functions bound in their bodies, and what is nested in those; or a
+    function so bound. Functions this code calls are covered by its frame below theirs on the
+    stack; the module's top-level code and its other functions are not covered. A name bound
+    to anything else covers the whole file, as before the ban was scoped."""
+    filename = getattr(module, "__file__", None)
+
+    def probe(frame: types.FrameType) -> bool:
+        for name in names:
+            bound = module.__dict__.get(name)
+            if isinstance(bound, type):
+                if frame.f_code in _class_codes(bound, filename):
+                    return True
+            elif isinstance(bound, types.FunctionType):
+                if frame.f_code in _nested_codes(bound.__code__):
+                    return True
+            elif bound is not None:
+                return True
+        return False
+    return probe
+
+
+def _class_codes(cls: type, filename: str | None) -> set[types.CodeType]:
+    """The code of ``cls`` and of its bases defined in ``filename`` (read without the
+    student's metaclass: the real MRO and class dictionaries)."""
+    codes: set[types.CodeType] = set()
+    for klass in type.__dict__["__mro__"].__get__(cls):
+        for member in type.__dict__["__dict__"].__get__(klass).values():
+            for function in _functions_of(member):
+                if function.__code__.co_filename == filename:
+                    codes |= _nested_codes(function.__code__)
+    return codes
+
+
+def _functions_of(member: Any) -> list[types.FunctionType]:
+    """The Python functions a class attribute runs: a function, a static or class method, a
+    property's accessors, a partial's function, a callable object's methods."""
+    if isinstance(member, types.FunctionType):
+        return [member]
+    if isinstance(member, (staticmethod, classmethod)):
+        return _functions_of(member.__func__)
+    if isinstance(member, property):
+        return [f for f in (member.fget, member.fset, member.fdel) if isinstance(f, types.FunctionType)]
+    if isinstance(member, functools.partial):
+        return _functions_of(member.func)
+    if callable(member) and not isinstance(member, type):
+        return [f for f in type.__dict__["__dict__"].__get__(type(member)).values() if isinstance(f, types.FunctionType)]
+    return []
+
+
+def _nested_codes(code: types.CodeType) -> set[types.CodeType]:
+    found, pending = set(), [code]
+    while pending:
+        current = pending.pop()
+        if current not in found:
+            found.add(current)
+            pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return found
 
 
 def _banned_for(module_name: str) -> tuple[str, ...]:
