@@ -622,3 +622,28 @@ def test_a_worker_past_its_disk_cap_is_stopped_and_says_so(how):
         assert module.note() == "ok"
     finally:
         box.close()
+
+
+def test_the_disk_measure_reads_deep_and_closed_folders(tmp_path):
+    """``diskwatch.held_bytes`` counts files below 3,000 nested folders (no path, no descriptor
+    per level) and in folders closed to their owner (opened again), and stops past the limit."""
+    from autograder.sandbox import diskwatch
+    home = tmp_path / "home"
+    home.mkdir()
+    folder = os.open(home, os.O_RDONLY)
+    for _ in range(3000):
+        os.mkdir("d", dir_fd=folder)
+        inner = os.open("d", os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    deep = os.open("deep.bin", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=folder)
+    os.write(deep, b"x" * (3 << 20))
+    os.close(deep)
+    os.close(folder)
+    closed = home / "closed"
+    closed.mkdir()
+    (closed / "shut.bin").write_bytes(b"y" * (2 << 20))
+    closed.chmod(0)
+    held = diskwatch.held_bytes(str(home), None, 1 << 40)
+    assert held >= (5 << 20) + 3000 * diskwatch.ENTRY_BYTES, held
+    assert diskwatch.held_bytes(str(home), None, 1 << 20) > 1 << 20
