@@ -625,15 +625,18 @@ def test_a_worker_past_its_disk_cap_is_stopped_and_says_so(how):
 
 
 def test_the_disk_measure_reads_deep_and_closed_folders(tmp_path):
-    """``diskwatch.held_bytes`` counts files below 3,000 nested folders (no path, no descriptor
-    per level) and in folders closed to their owner (opened again), and stops past the limit."""
+    """``diskwatch.held_bytes`` counts files below a path longer than PATH_MAX (120 folders of
+    40-character names: no path is used, one folder descriptor at a time) and in folders
+    closed to their owner (opened again), and stops past the limit. (A 3,000-deep tree at the
+    user and process levels: tests/test_hostile_trees.py. This one is shallow enough for
+    pytest's own clean-up and for other tests' walks of the temporary folders.)"""
     from autograder.sandbox import diskwatch
     home = tmp_path / "home"
     home.mkdir()
     folder = os.open(home, os.O_RDONLY)
-    for _ in range(3000):
-        os.mkdir("d", dir_fd=folder)
-        inner = os.open("d", os.O_RDONLY, dir_fd=folder)
+    for _ in range(120):
+        os.mkdir("d" * 40, dir_fd=folder)
+        inner = os.open("d" * 40, os.O_RDONLY, dir_fd=folder)
         os.close(folder)
         folder = inner
     deep = os.open("deep.bin", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=folder)
@@ -644,6 +647,10 @@ def test_the_disk_measure_reads_deep_and_closed_folders(tmp_path):
     closed.mkdir()
     (closed / "shut.bin").write_bytes(b"y" * (2 << 20))
     closed.chmod(0)
-    held = diskwatch.held_bytes(str(home), None, 1 << 40)
-    assert held >= (5 << 20) + 3000 * diskwatch.ENTRY_BYTES, held
-    assert diskwatch.held_bytes(str(home), None, 1 << 20) > 1 << 20
+    try:
+        held = diskwatch.held_bytes(str(home), None, 1 << 40)
+        assert held >= (5 << 20) + 120 * diskwatch.ENTRY_BYTES, held
+        assert diskwatch.held_bytes(str(home), None, 1 << 20) > 1 << 20
+    finally:
+        closed.chmod(0o700)
+        shutil.rmtree(home)
