@@ -11,7 +11,7 @@ torch operation made while it runs is refused with
 the student's code caught the error). The kit hands these functions nothing that uses torch
 (``numerical_gradient``'s ``f`` is NumPy: ``support/functions.py``), so no operation is
 exempt. Torch keeps dispatch modes per thread, so every thread started in the worker runs
-under :class:`_ThreadWatch`, which refuses its operations while a NumPy-only function runs
+under the same mode for good: it refuses only while a NumPy-only function runs
 (:mod:`~autograder.sandbox.threads`). What the function returns is made plain data before the
 mode ends (:func:`plain`: the real items of a tuple or list subclass, an array subclass as an
 array), so no work is left for later, outside the mode, in an overridden ``__iter__`` or
@@ -62,7 +62,7 @@ class NumpyOnlyGuard:
 
     def thread_watch(self) -> TorchDispatchMode:
         """The mode every new thread of the worker runs under (``threads.run_in_every_thread``)."""
-        return _ThreadWatch(self)
+        return _NoTorch(self)
 
     def _guarded(self, function: Callable[..., Any], name: str) -> Callable[..., Any]:
         guard = self
@@ -73,7 +73,7 @@ class NumpyOnlyGuard:
                 return function(*args, **kwargs)
             guard._active, guard._active_name = True, name
             try:
-                with _NoTorch(guard, name):
+                with _NoTorch(guard):
                     return plain(function(*args, **kwargs))
             finally:
                 guard._active = False
@@ -121,19 +121,8 @@ def _maker(frame: FrameType | None) -> FrameType | None:
 
 
 class _NoTorch(TorchDispatchMode):
-    """Every torch operation while a NumPy-only function runs: refused."""
-
-    def __init__(self, guard: NumpyOnlyGuard, name: str) -> None:
-        super().__init__()
-        self._guard, self._name = guard, name
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):     # noqa: A002 - torch's names
-        self._guard.refuse(self._name, str(func), _maker(sys._getframe(1)))
-
-
-class _ThreadWatch(TorchDispatchMode):
-    """A thread's torch operations while a NumPy-only function runs (in any thread): refused,
-    as :class:`_NoTorch` refuses them in the function's own thread."""
+    """A thread's torch operations while a NumPy-only function runs: refused. Entered around
+    the function in its own thread, and for good in every thread the worker starts."""
 
     def __init__(self, guard: NumpyOnlyGuard) -> None:
         super().__init__()

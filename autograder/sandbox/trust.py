@@ -72,14 +72,15 @@ def _is_file_text(source: Any, filename: str) -> bool:
     return isinstance(source, (bytes, bytearray, memoryview)) and bytes(source) == data
 
 
-def _code_file_names(code: types.CodeType) -> set[str]:
-    """``co_filename`` of ``code`` and of every code object nested in its constants."""
-    names, stack = set(), [code]
-    while stack:
-        current = stack.pop()
-        names.add(current.co_filename)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    return names
+def nested_codes(code: types.CodeType) -> set[types.CodeType]:
+    """``code`` and every code object nested in its constants (functions, lambdas, classes)."""
+    found, pending = set(), [code]
+    while pending:
+        current = pending.pop()
+        if current not in found:
+            found.add(current)
+            pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return found
 
 
 def _is_cached_bytecode(data: Any, filename: str) -> bool:
@@ -104,7 +105,7 @@ def _forged_bytecode_name(data: Any) -> str | None:
         return None                                      # not code: nothing to claim
     if not isinstance(loaded, types.CodeType):
         return None
-    names = _code_file_names(loaded)
+    names = {nested.co_filename for nested in nested_codes(loaded)}
     claimed = sorted(name for name in names if is_library_file(name))
     if not claimed:
         return None

@@ -364,7 +364,7 @@ def scope_probe(module: types.ModuleType, names: tuple[str, ...]) -> Callable[[t
                 if frame.f_code in _class_codes(bound, filename):
                     return True
             elif isinstance(bound, types.FunctionType):
-                if frame.f_code in _nested_codes(bound.__code__):
+                if frame.f_code in trust.nested_codes(bound.__code__):
                     return True
             elif bound is not None:
                 return True
@@ -380,7 +380,7 @@ def _class_codes(cls: type, filename: str | None) -> set[types.CodeType]:
         for member in type.__dict__["__dict__"].__get__(klass).values():
             for function in _functions_of(member):
                 if function.__code__.co_filename == filename:
-                    codes |= _nested_codes(function.__code__)
+                    codes |= trust.nested_codes(function.__code__)
     return codes
 
 
@@ -398,16 +398,6 @@ def _functions_of(member: Any) -> list[types.FunctionType]:
     if callable(member) and not isinstance(member, type):
         return [f for f in type.__dict__["__dict__"].__get__(type(member)).values() if isinstance(f, types.FunctionType)]
     return []
-
-
-def _nested_codes(code: types.CodeType) -> set[types.CodeType]:
-    found, pending = set(), [code]
-    while pending:
-        current = pending.pop()
-        if current not in found:
-            found.add(current)
-            pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    return found
 
 
 def _banned_for(module_name: str) -> tuple[str, ...]:
