@@ -11,7 +11,8 @@ for each of ``--secrets`` secrets (``sweep_secret(i)``: fixed, so a run can be r
 * the model solution and every alternative correct style (``tests/submissions/*/alternatives``):
   must get full marks;
 * every mutant (``tests/submissions/*/mutants``): must lose points, on every test its
-  ``# expect-fail:`` line names;
+  ``# expect-fail:`` line names, and no failing test may hint at a mistake outside its
+  ``# cause-id:`` label (``test_mutant_gets_no_wrong_hint``);
 * with ``--kinds student`` (not by default: 72 gradings a secret), the blind student corpus
   (``tests/student_corpus``): correct styles keep full marks, each bug loses points on a
   test about its function (the verdicts of ``tests/test_student_corpus.py``);
@@ -112,10 +113,15 @@ def problem_of(case: Case, results) -> str:
     if case.kind != "mutant":
         return "" if full else "correct code lost points: " + "; ".join(
             f"{t.name}: {t.output[:300]}" for t in results.tests if not t.passed)
+    from hints import mutant_labels, wrong_ones
     missed = [w for w in expected_failures(case.path) if not any(w in n for n in failed)]
     if full:
         return "the mutant kept full marks"
-    return f"no failing test matches {missed}" if missed else ""
+    if missed:
+        return f"no failing test matches {missed}"
+    label = mutant_labels([case.path])[case.path]                  # test_mutant_gets_no_wrong_hint's rule
+    wrong = wrong_ones(label, [list(t.cause) for t in results.tests if not t.passed])
+    return f"label {sorted(label.causes)}, but failing tests named {wrong}" if wrong else ""
 
 
 def _grade_here(files: dict[str, bytes | str], exercises: str, secret: str):
@@ -165,7 +171,7 @@ def summarise(rows: list[dict], seconds: float, n_secrets: int) -> tuple[str, bo
              f"submissions, {kinds['contract']} correct sets from the contract) = {len(rows)} gradings "
              f"in {seconds / 60:.1f} min",
              f"verdicts broken: {len(broken)}" + ("" if broken else " (every correct style got full marks, "
-                                                   "every mutant failed its named tests, every student bug lost points on "
+                                                   "every mutant failed its named tests with no wrong hint, every student bug lost points on "
                                                    "its function, under every secret)")]
     for r in broken:
         lines.append(f"  BROKEN {r['case']} secret {r['secret'][:16]}…: {r['problem'][:500]}")

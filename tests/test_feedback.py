@@ -178,6 +178,47 @@ def test_an_ambiguous_match_names_every_fitting_mistake_never_just_one():
     assert diagnose(np.full((1, 1), 2.0), {A: np.zeros((1, 1))}) is None
 
 
+def _generate_until(model, prompt, k, eos=None):
+    """Greedy decoding that appends ``k`` tokens, or stops once every row's next token is ``eos``."""
+    ids = prompt.clone()
+    with torch.no_grad():
+        for _ in range(k):
+            next_id = model(ids)[:, -1, :].argmax(dim=-1, keepdim=True)        # (B, 1)
+            if eos is not None and bool((next_id == eos).all()):
+                break
+            ids = torch.cat([ids, next_id], dim=1)
+    return ids
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_generation_cut_one_token_short_names_the_short_loop_and_an_eos_check_alike(rows):
+    """A continuation one token short is what ``range(k - 1)`` gives, and also what an
+    end-of-sequence check gives when every row's last token is the one it stops on: the hint
+    names both then (a CI secret once gave the EOS mutant the short-loop hint alone), and
+    the short loop alone when the rows' last tokens differ, so no EOS check could stop there."""
+    from autograder.diagnosis import ex4 as mistakes
+    from autograder.suites.ex4_causal_mask.causes import Ex4Cause
+    from autograder.support import lm
+
+    found = set()
+    for seed in range(40):
+        model = lm.build(vocab_size=7, seed=seed)
+        prompt = torch.randint(0, 7, (rows, 2), generator=torch.Generator().manual_seed(seed))
+        full = _generate_until(model, prompt, 6)                                   # (rows, 8)
+        for k in range(1, 7):
+            last = full[:, 1 + k]                                                  # the k-th new token
+            short = _generate_until(model, prompt, k - 1)
+            named = causes.members(mistakes.name_generation_mistake(short, mistakes.greedy(model, prompt, k)))
+            assert Ex4Cause.GEN_TOO_FEW_TOKENS in named
+            shared = bool((last == last[0]).all())
+            assert (Ex4Cause.GEN_STOPPED_EARLY in named) == shared, (seed, k, full)
+            if shared and int(last[0]) not in full[:, 2:1 + k]:                     # its first appearance
+                stopped = _generate_until(model, prompt, k, eos=int(last[0]))
+                assert torch.equal(stopped, short)
+            found.add(shared)
+    assert found == ({True} if rows == 1 else {True, False})
+
+
 def test_causes_have_unique_ids_and_sentences():
     every = causes.every()
     assert len({c.id for c in every}) == len(every) > 100

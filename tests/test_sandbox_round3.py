@@ -14,6 +14,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -430,3 +431,56 @@ def test_results_in_this_checkout_at_namespaces_level(tmp_path):
     finally:
         results.unlink(missing_ok=True)
         shutil.rmtree(proof, ignore_errors=True)
+
+
+
+IMPORTS_FROM_A_PRIVATE_FOLDER = """
+import agprivate_pkg
+
+
+def outcome(path):
+    try:
+        with open(path) as f:
+            return "read " + f.read()
+    except OSError as exc:
+        return type(exc).__name__
+
+
+def check():
+    return agprivate_pkg.VALUE, outcome(agprivate_pkg.SECRET)
+"""
+
+PRIVATE_FOLDER_RUN = """
+import json, sys
+from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules
+box = Sandbox([ModuleSource("mod", "mod.py", sys.argv[1])], SandboxConfig(user=sys.argv[2], call_timeout=60))
+box.start()
+try:
+    print(json.dumps({"level": box.level, "check": list(StudentModules(box, ["mod"]).mod.check())}))
+finally:
+    box.close()
+"""
+
+
+@needs_root
+def test_an_import_path_in_a_folder_only_root_may_enter():
+    """A ``sys.path`` entry of mode 0700 (a checkout made by ``mktemp -d``, holding the
+    ``.venv``) is rebuilt in the worker's root as a folder it may enter: the package in it
+    imports, while a private file beside it (mode 0600) stays unreadable. It once killed
+    the worker at its first lazy import, reported as running out of memory."""
+    base = Path(tempfile.mkdtemp(prefix="ag-private-"))               # mode 0700, root's
+    try:
+        (base / "agprivate_pkg").mkdir(mode=0o755)
+        (base / "secret.txt").write_text("root only")
+        (base / "secret.txt").chmod(0o600)
+        (base / "agprivate_pkg" / "__init__.py").write_text(
+            f"VALUE = 42\nSECRET = {str(base / 'secret.txt')!r}\n")
+        assert base.stat().st_mode & 0o777 == 0o700
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(base), str(ROOT)])}
+        run = subprocess.run([sys.executable, "-c", PRIVATE_FOLDER_RUN, IMPORTS_FROM_A_PRIVATE_FOLDER, WORKER],
+                             env=env, capture_output=True, text=True, timeout=120, cwd=base)
+        assert run.returncode == 0, run.stderr[-3000:]
+        out = json.loads(run.stdout.strip().splitlines()[-1])
+        assert out == {"level": "namespaces", "check": [42, "PermissionError"]}, out
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

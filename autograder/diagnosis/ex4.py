@@ -137,7 +137,17 @@ def greedy(model: Callable[[torch.Tensor], torch.Tensor], prompt: torch.Tensor,
            GEN_NO_PROMPT: run(keep_prompt=False)}
     if max_new_tokens >= 1:
         out[Ex4Cause.GEN_TOO_FEW_TOKENS] = run(steps=max_new_tokens - 1)
-    return out
+    return list(out.items()) + _stops_at_a_shared_token(run(), prompt.shape[1])
+
+
+def _stops_at_a_shared_token(want: torch.Tensor, prompt_len: int) -> list[tuple[Ex4Cause, torch.Tensor]]:
+    """What an end-of-sequence check returns: greedy decoding ``want`` (B, t + k) cut just
+    before a step at which every row's next token is one and the same token (the only steps
+    where ``(next_id == eos).all()`` can stop the loop, whatever ``eos`` is)."""
+    generated = want[:, prompt_len:]                                   # (B, k)
+    shared = (generated == generated[:1]).all(dim=0)                   # (k,): one token in every row
+    return [(Ex4Cause.GEN_STOPPED_EARLY, want[:, :prompt_len + step])
+            for step in shared.nonzero().flatten().tolist()]
 
 
 def name_generation_mistake(got: Any, candidates: Candidates) -> Diagnosis | None:

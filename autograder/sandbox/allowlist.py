@@ -38,6 +38,7 @@ from autograder.sandbox.limits import libc as load_libc
 SYSTEM = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/local/lib",
           "/usr/share/zoneinfo", "/usr/share/fonts")     # fonts: matplotlib's cache may list them
 DEVICES = ("null", "zero", "random", "urandom")
+REBUILT_ENTRIES = 200         # a folder the worker cannot enter is rebuilt with at most this many binds
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 
 
@@ -122,7 +123,7 @@ def build(new_root: str, protected: list[str], home: str, uid: int, gid: int, us
     shown = places(protected)
     for source, where in shown:
         if not os.path.exists(target(where)):                  # not already inside /usr/lib
-            _bind(source, target(where))
+            _bind_reachable(source, target(where), uid, gid)
     for path in share:                                         # the kit's tests only
         if os.path.isabs(path) and os.path.isdir(path):
             _bind(path, target(path), read_only=False)
@@ -151,6 +152,38 @@ def enter(new_root: str) -> str:
     os.chroot(".")
     os.chdir("/")
     return "chroot"
+
+
+def reachable(path: str, uid: int, gid: int) -> bool:
+    """The worker user (``uid``, ``gid``) may list and enter the folder ``path`` (its mode bits)."""
+    info = os.stat(path)
+    need = 0o500 if info.st_uid == uid else 0o050 if info.st_gid == gid else 0o005
+    return info.st_mode & need == need
+
+
+def _bind_reachable(source: str, dest: str, uid: int, gid: int) -> None:
+    """Bind ``source`` at ``dest``; a folder the worker user could not enter (a checkout made
+    by ``mktemp -d``, mode 0700, whose ``.venv`` holds site-packages) is rebuilt instead as a
+    listable folder of the new root into which each of its children is bound as it is. One
+    level only, and only for a folder of at most ``REBUILT_ENTRIES`` entries: a tree made
+    under umask 077 (every folder and file private) stays unreadable, and says so when the
+    worker starts (``worker set-up failed``). Nothing unreadable becomes readable: only the
+    way to what others may read opens."""
+    if not os.path.isdir(source) or reachable(source, uid, gid):
+        _bind(source, dest)
+        return
+    names = sorted(os.listdir(source))
+    if len(names) > REBUILT_ENTRIES:
+        _bind(source, dest)
+        return
+    os.makedirs(dest, exist_ok=True)
+    os.chmod(dest, 0o755)
+    for name in names:
+        child = os.path.join(source, name)
+        if os.path.islink(child):
+            os.symlink(os.readlink(child), os.path.join(dest, name))
+        else:
+            _bind(child, os.path.join(dest, name))
 
 
 def _bind(source: str, dest: str, read_only: bool = True) -> None:

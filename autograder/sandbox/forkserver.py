@@ -237,7 +237,8 @@ class ForkedWorker(backends.Worker):
             raise WorkerCrashed(protocol.ErrorKind.TIMEOUT, f"did not finish within {timeout:g} s "
                                 "(an infinite loop, or far too slow?)") from None
         except (EOFError, OSError, wire.WireError) as exc:
-            status = self.kill(grace=0.5 if isinstance(exc, EOFError) else 0.0)
+            ended = isinstance(exc, (EOFError, ConnectionResetError))   # reset: it closed unread
+            status = self.kill(grace=0.5 if ended else 0.0)
             if self._disk is not None and self._disk.exceeded:
                 raise WorkerCrashed(protocol.ErrorKind.DIED, self._disk.message()) from None
             raise WorkerCrashed(protocol.ErrorKind.DIED, describe_exit(status, self.config, exc)) from None
@@ -259,6 +260,9 @@ class ForkedWorker(backends.Worker):
         return self._output.text()
 
 
+SETUP_FAILED = 70        # a worker's exit status when its set-up raised (written to the log first)
+
+
 def describe_exit(status: int | None, config: limits.SandboxConfig, exc: Exception) -> str:
     if isinstance(exc, wire.WireError):
         return f"sent a reply the grader could not read ({exc})"
@@ -272,6 +276,9 @@ def describe_exit(status: int | None, config: limits.SandboxConfig, exc: Excepti
         sig = code - 128 if code > 128 else -code
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         return f"was killed by signal {name}"
+    if code == SETUP_FAILED:
+        return (f"exited with status {SETUP_FAILED}: the worker's own set-up failed (the grader's log says "
+                f"why: the kit's files unreadable to the worker user?), unless the code called os._exit({SETUP_FAILED})")
     return f"exited with status {code} (os._exit / a crash in native code?)"
 
 
@@ -425,7 +432,7 @@ def _reap_others(finished: dict[int, int], leaders: set[int]) -> None:
 def _spawn(fds: list[int], spec: WorkerSpec, ctrl: socket.socket) -> int:
     pid = os.fork()
     if pid == 0:
-        code = 70
+        code = SETUP_FAILED
         try:
             ctrl.close()
             _worker_entry(fds[0], fds[1], spec)

@@ -217,7 +217,7 @@ def test_generate_does_not_stop_early(student, support):
     want = ref.greedy_generate(local, prompt, k)
     if got.dim() == 2 and got.shape[0] == want.shape[0] and prompt.shape[1] <= got.shape[1] < want.shape[1] \
             and torch.equal(got.long(), want[:, :got.shape[1]]):
-        short_loop = mistakes.name_generation_mistake(got, mistakes.greedy(local, prompt, k))   # k − 1 steps
+        short_loop = mistakes.name_generation_mistake(got, mistakes.greedy(local, prompt, k))   # k − 1 steps, an EOS check
         checks.fail(f"{NAME}(model, prompt, {k}): expected shape {tuple(want.shape)}, got {tuple(got.shape)}: "
                     f"generation stopped after {got.shape[1] - prompt.shape[1]} new token(s) (inputs: {inputs})",
                     short_loop or Ex4Cause.GEN_STOPPED_EARLY)
