@@ -15,7 +15,7 @@ for each of ``--secrets`` secrets (``sweep_secret(i)``: fixed, so a run can be r
   ``# cause-id:`` label (``test_mutant_gets_no_wrong_hint``);
 * with ``--kinds student`` (not by default: 72 gradings a secret), the blind student corpus
   (``tests/student_corpus``): correct styles keep full marks, each bug loses points on a
-  test about its function (the verdicts of ``tests/test_student_corpus.py``);
+  test about its function, with no wrong hint (the verdicts of ``tests/test_student_corpus.py``);
 * with ``--kinds contract`` (not by default: six gradings of every exercise a secret), the
   correct sets written from the contract alone and in the field's canonical idioms
   (``tests/contract_corpus``): full marks on every exercise (``tests/test_contract_corpus.py``).
@@ -102,8 +102,9 @@ def problem_of(case: Case, results) -> str:
     points, a mutant kept full marks or missed a test it must fail, a student bug missed."""
     sys.path.insert(0, str(TESTS))
     if case.kind == "student":
-        from student_corpus_cases import problem_of as student_problem
-        return student_problem(case.path, results)
+        from student_corpus_cases import problem_of as student_problem, wrong_hint
+        return student_problem(case.path, results) or (wrong_hint(case.path, results)
+                                                       if case.path.parent.name == "bugs" else "")
     if case.kind == "contract":
         from contract_corpus_cases import problem_of as contract_problem
         return contract_problem(case.path, results)

@@ -88,3 +88,13 @@ def problem_of(folder: Path, results) -> str:
     if not about(lost):
         return f"{folder.name}: the bug is in {function} but no failing test is about it: {[t.name for t in failed]}"
     return ""
+
+
+def wrong_hint(folder: Path, results) -> str:
+    """What is wrong with a bug's hints ("" when none is): a failing test names likely causes
+    none of which is in the bug's label (labels.toml). ``test_bug_gets_no_wrong_hint`` and
+    ``bench/seed_sweep.py`` (under every secret) hold the corpus to it."""
+    from hints import STUDENT_LABELS, folder_labels, wrong_ones
+    label = folder_labels(STUDENT_LABELS)[folder.name]
+    wrong = wrong_ones(label, [list(t.cause) for t in results.tests if not t.passed])
+    return f"{folder.name}: label {sorted(label.causes) or label.why}, but tests named {wrong}" if wrong else ""

@@ -19,6 +19,7 @@ import functools
 import importlib.util
 import marshal
 import sys
+import threading
 import types
 
 import pytest
@@ -26,7 +27,7 @@ import torch
 
 from autograder import contract
 from autograder.grading import GradeRequest, grade
-from autograder.sandbox import SandboxConfig, trust
+from autograder.sandbox import SandboxConfig, reachin, trust
 from helpers import make_submission, solution_file, worker_user
 
 WORKER_USER = worker_user("forged")
@@ -206,3 +207,50 @@ def _call_from(filename: str, guard: trust.NameForgeryGuard, event: str, args: t
     """Raise ``event`` at the hook from a frame of code named ``filename``."""
     namespace = {"hook": guard._hook, "event": event, "args": args}
     exec(compile("hook(event, args)", filename, "exec"), namespace)
+
+
+def _inside_the_hook_in_another_thread(hook, marker_event: str, marker_args: tuple, method: str, owner):
+    """Start a thread that enters ``hook`` with the marker event and stays inside it (its
+    ``method`` blocks) until the returned ``done`` is called; other calls see the method as
+    it is (its frame count matters: the hooks read their caller's frame by depth)."""
+    entered, release = threading.Event(), threading.Event()
+    real = getattr(owner, method)
+
+    def held(*args):
+        entered.set()
+        release.wait(10)
+        return real(*args)
+
+    setattr(owner, method, held)
+    thread = threading.Thread(target=hook, args=(marker_event, marker_args))
+    thread.start()
+    assert entered.wait(10)
+    delattr(owner, method)                        # the thread is inside; others get the real one
+
+    def done():
+        release.set()
+        thread.join(10)
+    return done
+
+
+def test_one_threads_event_in_the_hook_does_not_blind_it_to_anothers():
+    """The hooks skip the events they raise themselves, per thread: while one thread is inside
+    the name check (or the reach-in watch), another thread's forged name is still refused
+    and its reach-in still recorded. A single flag shared by all threads let a student thread
+    that raises events all the time open a window for another."""
+    guard = trust.NameForgeryGuard()
+    done = _inside_the_hook_in_another_thread(guard._hook, "compile", (b"x = 1", "<other>"), "_forged_name", guard)
+    try:
+        with pytest.raises(PermissionError, match="not allowed"):
+            _call_from_student_code(guard, "compile", (b"x = 1", LIBRARY_FILE))
+    finally:
+        done()
+
+    watch = reachin.ReachInWatch({"student.py"})
+    done = _inside_the_hook_in_another_thread(watch._hook, "gc.get_objects", (), "_student_frame", watch)
+    try:
+        namespace = {"hook": watch._hook}
+        exec(compile("hook('gc.get_objects', ())", "student.py", "exec"), namespace)
+    finally:
+        done()
+    assert ["gc.get_objects", "student.py", 1] in watch.new_records()

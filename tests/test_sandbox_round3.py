@@ -452,22 +452,29 @@ def check():
 
 PRIVATE_FOLDER_RUN = """
 import json, sys
-from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules
+from autograder.sandbox import ModuleSource, Sandbox, SandboxConfig, StudentModules, allowlist
+if sys.argv[3] == "hidden":                    # no root of its own: the hide-by-mounts path
+    def refuse(*args, **kwargs):
+        raise PermissionError(1, "bind mounts refused (simulated)")
+    allowlist.build = refuse
 box = Sandbox([ModuleSource("mod", "mod.py", sys.argv[1])], SandboxConfig(user=sys.argv[2], call_timeout=60))
 box.start()
 try:
-    print(json.dumps({"level": box.level, "check": list(StudentModules(box, ["mod"]).mod.check())}))
+    check = list(StudentModules(box, ["mod"]).mod.check())
+    print(json.dumps({"level": box.level, "root": box.worker_root, "check": check}))
 finally:
     box.close()
 """
 
 
 @needs_root
-def test_an_import_path_in_a_folder_only_root_may_enter():
+@pytest.mark.parametrize("root", ["pivot_root", "hidden"])
+def test_an_import_path_in_a_folder_only_root_may_enter(root):
     """A ``sys.path`` entry of mode 0700 (a checkout made by ``mktemp -d``, holding the
     ``.venv``) is rebuilt in the worker's root as a folder it may enter: the package in it
-    imports, while a private file beside it (mode 0600) stays unreadable. It once killed
-    the worker at its first lazy import, reported as running out of memory."""
+    imports, while a private file beside it (mode 0600) stays unreadable; the same where no
+    root of its own can be built (``hidden``). It once killed the worker at its first lazy
+    import, reported as running out of memory."""
     base = Path(tempfile.mkdtemp(prefix="ag-private-"))               # mode 0700, root's
     try:
         (base / "agprivate_pkg").mkdir(mode=0o755)
@@ -477,10 +484,10 @@ def test_an_import_path_in_a_folder_only_root_may_enter():
             f"VALUE = 42\nSECRET = {str(base / 'secret.txt')!r}\n")
         assert base.stat().st_mode & 0o777 == 0o700
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(base), str(ROOT)])}
-        run = subprocess.run([sys.executable, "-c", PRIVATE_FOLDER_RUN, IMPORTS_FROM_A_PRIVATE_FOLDER, WORKER],
+        run = subprocess.run([sys.executable, "-c", PRIVATE_FOLDER_RUN, IMPORTS_FROM_A_PRIVATE_FOLDER, WORKER, root],
                              env=env, capture_output=True, text=True, timeout=120, cwd=base)
         assert run.returncode == 0, run.stderr[-3000:]
         out = json.loads(run.stdout.strip().splitlines()[-1])
-        assert out == {"level": "namespaces", "check": [42, "PermissionError"]}, out
+        assert out == {"level": "namespaces", "root": root, "check": [42, "PermissionError"]}, out
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -4,7 +4,7 @@ Hidden inputs change with the build's secret and the submission (``autograder/se
 a suite must never rely on the inputs of one secret: the solution and every alternative
 style keep full marks under 3 more secrets besides the checkout's (the corpus tests', fresh in
 every clean clone), and every mutant fails its named tests under one more (only those tests
-are run for it). The full sweep, 30 secrets over the whole corpus, every test of every case:
+are run for it), and none of them hints at a mistake outside the mutant's label. The full sweep, 30 secrets over the whole corpus, every test of every case:
 ``.venv/bin/python bench/seed_sweep.py --jobs 2``. Each
 (case, secret) is graded once per run (``gradings.py``); the cases are spread over the test
 processes one by one.

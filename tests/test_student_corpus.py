@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from hints import Verdict, folder_labels, verdict, wrong_ones
-from student_corpus_cases import BEYOND_CONTRACT, CORPUS, bug_of, exercises_of, folders, problem_of
+from hints import Verdict, folder_labels, verdict
+from student_corpus_cases import BEYOND_CONTRACT, CORPUS, bug_of, exercises_of, folders, problem_of, wrong_hint
 
 LABELS = CORPUS / "labels.toml"    # the cause each bug should get (tests/hints.py)
 RIGHT_SHARE = 0.90                 # nine bugs in ten get the right likely cause, none a wrong one
@@ -58,10 +58,8 @@ def test_the_bugs_beyond_the_contract_are_in_the_corpus():
 def test_bug_gets_no_wrong_hint(folder: Path, gradings):
     """A hint is right or absent: every likely cause a failing test names includes a cause of
     the bug's label (labels.toml, decided from BUG.txt)."""
-    label = folder_labels(LABELS)[folder.name]
-    named = [list(t.cause) for t in gradings.grade_folder(folder, exercises_of(folder)).tests if not t.passed]
-    wrong = wrong_ones(label, named)
-    assert not wrong, f"{folder.name}: label {sorted(label.causes) or label.why}, but tests named {wrong}"
+    problem = wrong_hint(folder, gradings.grade_folder(folder, exercises_of(folder)))
+    assert not problem, problem
 
 
 def test_most_bugs_get_the_right_hint(gradings):

@@ -38,7 +38,6 @@ from autograder.sandbox.limits import libc as load_libc
 SYSTEM = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/local/lib",
           "/usr/share/zoneinfo", "/usr/share/fonts")     # fonts: matplotlib's cache may list them
 DEVICES = ("null", "zero", "random", "urandom")
-REBUILT_ENTRIES = 200         # a folder the worker cannot enter is rebuilt with at most this many binds
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 
 
@@ -165,7 +164,7 @@ def _bind_reachable(source: str, dest: str, uid: int, gid: int) -> None:
     """Bind ``source`` at ``dest``; a folder the worker user could not enter (a checkout made
     by ``mktemp -d``, mode 0700, whose ``.venv`` holds site-packages) is rebuilt instead as a
     listable folder of the new root into which each of its children is bound as it is. One
-    level only, and only for a folder of at most ``REBUILT_ENTRIES`` entries: a tree made
+    level only, and only for a folder of at most ``mounts.MAX_REBUILT_ENTRIES`` entries: a tree made
     under umask 077 (every folder and file private) stays unreadable, and says so when the
     worker starts (``worker set-up failed``). Nothing unreadable becomes readable: only the
     way to what others may read opens."""
@@ -173,7 +172,7 @@ def _bind_reachable(source: str, dest: str, uid: int, gid: int) -> None:
         _bind(source, dest)
         return
     names = sorted(os.listdir(source))
-    if len(names) > REBUILT_ENTRIES:
+    if len(names) > mounts.MAX_REBUILT_ENTRIES:
         _bind(source, dest)
         return
     os.makedirs(dest, exist_ok=True)

@@ -18,6 +18,7 @@ CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 4096, 16384, 1 << 18
 MS_REMOUNT = 32
 MNT_DETACH = 2
+MAX_REBUILT_ENTRIES = 200     # a folder the worker may not enter is rebuilt with at most this many binds
 
 
 def make_mounts_private() -> None:
@@ -89,23 +90,33 @@ def expose_interpreter(stash_root: str) -> None:
     E.g. a Python under ``/root/.pyenv`` with ``/root`` at mode 0700: lazy imports of the
     standard library would fail for the worker user, a false failure for the student. In the
     private mount namespace, the blocking folder is covered with a traversable tmpfs into
-    which only the needed child is bind-mounted back. The real file system is untouched.
+    which only the needed child is bind-mounted back. A needed folder that is itself blocked
+    (a ``mktemp -d`` checkout on ``sys.path``) is covered with a listable one into which all
+    its children go back (at most ``MAX_REBUILT_ENTRIES``), each keeping its own mode. The
+    real file system is untouched.
     """
     needed = interpreter_paths()
     blocked: dict[str, set[str]] = {}
+    listed: set[str] = set()             # needed folders themselves blocked: rebuilt listable
     for path in needed:
         parts = path.strip("/").split("/")
         for depth in range(1, len(parts)):
             folder = "/" + "/".join(parts[:depth])
             if not os.stat(folder).st_mode & 0o001:
                 blocked.setdefault(folder, set()).add(parts[depth])
+        if os.path.isdir(path) and os.stat(path).st_mode & 0o005 != 0o005:   # e.g. a mktemp -d checkout
+            names = os.listdir(path)
+            if len(names) <= MAX_REBUILT_ENTRIES:
+                blocked.setdefault(path, set()).update(names)
+                listed.add(path)
     # Outermost first: a blocked folder inside another is reached through the bind mount
     # that the outer one's step puts back, and is then covered in turn.
     for n, (folder, children) in enumerate(sorted(blocked.items(), key=lambda kv: kv[0].count("/"))):
         stash = os.path.join(stash_root, f".expose{n}")
         os.mkdir(stash, 0o700)
         mount(folder, stash, None, MS_BIND | MS_REC, None)
-        mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0711")
+        mode = "0755" if folder in listed else "0711"        # an import path must be listable
+        mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size=64k,mode={mode}")
         for child in sorted(children):
             source, target = os.path.join(stash, child), os.path.join(folder, child)
             if os.path.isdir(source):

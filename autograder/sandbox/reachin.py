@@ -17,6 +17,7 @@ in the same call, so erasing it means finding this object the same way).
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +42,19 @@ class ReachInWatch:
         self._files = student_files          # the worker's live set: files loaded later count too
         self._records: list[list] = []
         self._sent = 0
-        self._busy = False
+        self._inside = threading.local()      # this thread is in the hook (per thread: another
+                                                # thread's events are never skipped for it)
         self._getframe = sys._getframe       # captured before any student code runs
 
     def install(self) -> None:
         sys.addaudithook(self._hook)
 
     def _hook(self, event: str, args: tuple) -> None:
-        if event not in WATCHED or self._busy or len(self._records) >= MAX_RECORDS:
+        if event not in WATCHED or getattr(self._inside, "busy", False) or len(self._records) >= MAX_RECORDS:
             return
         if event == "import" and not str(args[0] if args else "").startswith(KIT_PREFIX):
             return
-        self._busy = True                    # sys._getframe below raises an event itself
+        self._inside.busy = True                    # sys._getframe below raises an event itself
         try:
             where = self._student_frame()
             if where is not None:
@@ -60,7 +62,7 @@ class ReachInWatch:
                 if record not in self._records:
                     self._records.append(record)
         finally:
-            self._busy = False
+            self._inside.busy = False
 
     def _student_frame(self) -> tuple[str, int] | None:
         """The student file and line that raised the event: the frame that made the call,

@@ -24,6 +24,7 @@ import marshal
 import os
 import sys
 import sysconfig
+import threading
 import types
 from typing import Any, Callable
 
@@ -124,20 +125,21 @@ class NameForgeryGuard:
     def __init__(self, on_refusal: Callable[[str], None] | None = None) -> None:
         self._on_refusal = on_refusal
         self._getframe = sys._getframe          # captured before any student code runs
-        self._busy = False
+        self._inside = threading.local()      # this thread is in the hook (per thread: another
+                                                # thread's events are never skipped for it)
 
     def install(self) -> None:
         trusted_roots()                          # computed now, with the libraries loaded
         sys.addaudithook(self._hook)
 
     def _hook(self, event: str, args: tuple) -> None:
-        if event not in self.EVENTS or self._busy:
+        if event not in self.EVENTS or getattr(self._inside, "busy", False):
             return
-        self._busy = True                        # opening a file below raises events itself
+        self._inside.busy = True                        # opening a file below raises events itself
         try:
             forged = self._forged_name(event, args)
         finally:
-            self._busy = False
+            self._inside.busy = False
         if forged is None:
             return
         message = (f"making or running code under the name of a library file ({forged}) is not "
