@@ -74,6 +74,19 @@ ROUTES = {
         '_forged.torch = torch\n'
         '_spec.loader.exec_module(_forged)\n'
         '_mha = _forged._mha'),
+    # the unguarded original, read from the guard's closure (no closure unguarded: F's own)
+    "guard_closure": (
+        'def _original(guard):\n'
+        '    for cell in getattr(guard, "__closure__", None) or ():\n'
+        '        try:\n'
+        '            found = cell.cell_contents\n'
+        '        except ValueError:\n'
+        '            continue\n'
+        '        if getattr(found, "__name__", "") == "multi_head_attention_forward":\n'
+        '            return found\n'
+        '    return guard\n'
+        '_RAW = _original(torch.nn.functional.multi_head_attention_forward)\n'
+        + FORWARD.replace("F.multi_head_attention_forward(", "_RAW(")),
     # the banned function called through a standard-library trampoline (the guard's immediate
     # caller is then a library file), in this thread and in a pool thread (whose stack holds no
     # student frame); the forward is the student file's own code here
@@ -91,7 +104,7 @@ ROUTES = {
         '    return _POOL.submit(function, *args, **kwargs).result()\n' + _VIA_FORWARD),
 }
 
-THROUGH_A_LIBRARY = {"stdlib_trampoline", "thread_pool"}     # the student's own frames, a library's call
+THROUGH_A_LIBRARY = {"stdlib_trampoline", "thread_pool", "guard_closure"}     # the student's own frames
 
 
 def _source(route: str) -> str:

@@ -86,17 +86,29 @@ def raw_thread():
     return "no answer"
 
 
+def _cells(function):
+    out = []
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:
+            pass
+    return out
+
+
 def _unpatched_starts():
-    """The built-in thread start the worker patched, wherever plain reads or gc can find it."""
-    import gc
-    found = []
-    for start in (threading._start_new_thread, _thread.start_new_thread):
-        for cell in getattr(start, "__closure__", None) or ():
-            try:
-                found.append(cell.cell_contents)
-            except ValueError:
-                pass
-    found += gc.get_objects()
+    """The built-in thread start the worker patched, wherever plain reads or gc can find it:
+    closure cells of the patched functions, the garbage collector's list, or a second copy of
+    ``_thread`` made by the unpatched built-in-module maker found the same ways."""
+    import _imp, gc, importlib.util
+    found = _cells(threading._start_new_thread) + _cells(_thread.start_new_thread) + gc.get_objects()
+    makers = [f for f in _cells(_imp.create_builtin) + found if type(f) is type(len)
+              and getattr(f, "__name__", "") == "create_builtin" and f is not _imp.create_builtin]
+    for make in makers:
+        try:
+            found.append(make(importlib.util.find_spec("_thread")).start_new_thread)
+        except Exception:
+            pass
     return [f for f in found if type(f) is type(len) and getattr(f, "__name__", "") in ("start_new_thread", "start_new")]
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Callable, Iterable
 
-from autograder.sandbox import threads, trust
+from autograder.sandbox import sealed, threads, trust
 
 
 class BannedAPIError(RuntimeError):
@@ -89,7 +89,7 @@ class BanGuards:
 class _Guard:
     """One banned name's guard in this process: what replaced the original (a function, or a
     class's ``__init__``) and the :class:`BanGuards` it asks on every call."""
-    owner: Any                                        # the guarded function (original), or the class
+    owner: type | None                                # the class; None for a function (its original is sealed)
     installed: Callable[..., Any]                     # the guard itself
     checkers: list[BanGuards]                         # the list the guard's closure reads
 
@@ -128,6 +128,10 @@ def _guard_for(dotted: str) -> _Guard | None:
     return guard
 
 
+def _call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    return function(*args, **kwargs)
+
+
 def _install(dotted: str, target: Any) -> _Guard | None:
     checkers: list[BanGuards] = []
 
@@ -137,26 +141,28 @@ def _install(dotted: str, target: Any) -> _Guard | None:
 
     if isinstance(target, type):
         original_init = target.__init__
+        init = sealed.seal(original_init, _call)          # the original out of reach
 
         @functools.wraps(original_init)
         def guarded_init(self, *args, **kwargs):
             check(sys._getframe(1))
-            return original_init(self, *args, **kwargs)
+            return init(self, *args, **kwargs)
 
         del guarded_init.__wrapped__          # no way back to the unguarded original
         target.__init__ = guarded_init
         return _Guard(target, guarded_init, checkers)
     if not callable(target):
         return None
+    call = sealed.seal(target, _call)
 
     @functools.wraps(target)
     def guarded(*args, **kwargs):
         check(sys._getframe(1))
-        return target(*args, **kwargs)
+        return call(*args, **kwargs)
 
     del guarded.__wrapped__                   # no way back to the unguarded original
     _rebind_everywhere(target, guarded)
-    return _Guard(target, guarded, checkers)
+    return _Guard(None, guarded, checkers)
 
 
 def _resolve(dotted: str) -> Any:

@@ -8,9 +8,9 @@ carry no student frame. :func:`install` makes every thread started from then on 
 the student's code on the starting thread's stack (every frame that is not a library's,
 outermost included) and that thread's own origin. The guards read a thread's stack and then
 its origin (:func:`calling_code`), so a thread started by student code is judged as that
-student code. The unpatched start is out of reach: no closure cell holds it (a generator
-does, whose frame no code may read), and a second copy of the ``_thread`` module, whose
-``start_new_thread`` would be the unpatched one, cannot be made.
+student code. The unpatched start is out of reach (:mod:`~autograder.sandbox.sealed`), and a
+second copy of the ``_thread`` module, whose ``start_new_thread`` would be the unpatched one,
+cannot be made.
 
 It also runs each new thread inside the context managers registered with
 :func:`run_in_every_thread` (the operator guard's dispatch key; the NumPy-only watch), which
@@ -31,7 +31,7 @@ import threading
 from types import FrameType
 from typing import Any, Callable, Collection, ContextManager, Iterator, NamedTuple
 
-from autograder.sandbox import trust
+from autograder.sandbox import sealed, trust
 
 MAX_ORIGIN_FRAMES = 256            # a thread's origin keeps at most this many code locations
 
@@ -110,7 +110,6 @@ def install() -> None:
         original = getattr(owner, name, None)
         if original is not None:
             setattr(owner, name, _starting(original))
-    sys.addaudithook(_refuse_keeper_frames)
     _one_copy_of_thread()
 
 
@@ -134,66 +133,29 @@ def _one_copy_of_thread() -> None:
     so is a second ``_imp``, which makes built-in modules."""
     import _imp
 
-    create = _imp.create_builtin
+    _imp.create_builtin = sealed.seal(_imp.create_builtin, _create_one_copy)
 
-    def create_builtin(spec: Any) -> Any:
-        if getattr(spec, "name", None) in ONE_COPY:
-            raise ThreadRefused(f"a second copy of the built-in module {spec.name} is not allowed here")
-        return create(spec)
 
-    _imp.create_builtin = create_builtin
+def _create_one_copy(create: Callable[[Any], Any], spec: Any) -> Any:
+    if getattr(spec, "name", None) in ONE_COPY:
+        raise ThreadRefused(f"a second copy of the built-in module {spec.name} is not allowed here")
+    return create(spec)
 
 
 def _starting(start: Callable[..., Any]) -> Callable[..., Any]:
     """``start`` (a thread-starting function whose first argument is the thread's function),
-    its function run with the starter's origin and in the registered contexts.
-
-    ``start`` itself is held by a :func:`_keeper` generator, not by a closure cell: a cell
-    is a plain attribute away (``__closure__[0].cell_contents``), and an unpatched start
-    would give a thread none of the guards' contexts. The generator's frame is reached only
-    through audited routes, which :func:`_refuse_keeper_frames` refuses."""
-    keeper = _keeper(start)
-    next(keeper)
-    _keepers.append(keeper)
-    one_at_a_time = _thread.allocate_lock()           # a generator runs in one thread at a time
+    its function run with the starter's origin and in the registered contexts."""
+    guarded = sealed.seal(start, _start_guarded)
 
     def start_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        with one_at_a_time:
-            started, error = keeper.send((function, _here(sys._getframe(1)), args, kwargs))
-        if error is not None:
-            raise error
-        return started
+        return guarded(function, _here(sys._getframe(1)), *args, **kwargs)
 
     return start_thread
 
 
-def _keeper(start: Callable[..., Any]) -> Iterator[tuple[Any, BaseException | None]]:
-    """Sent ``(function, origin, args, kwargs)``: starts ``function`` in a new thread, always
-    wrapped by :func:`_run_in_thread`, so whoever sends to it gets a guarded thread; yields
-    ``(what start returned, None)`` or ``(None, the error)``."""
-    request = yield None, None
-    while True:
-        function, started_by, args, kwargs = request
-        try:
-            outcome: tuple[Any, BaseException | None] = (start(_run_in_thread(function, started_by), *args, **kwargs), None)
-        except Exception as exc:
-            outcome = (None, exc)
-        del function, args, kwargs, request
-        request = yield outcome
-
-
-_keepers: list[Any] = []
-
-
-def _refuse_keeper_frames(event: str, args: tuple) -> None:
-    """Audit hook: no code reads a keeper's frame (``gi_frame``, ``gc.get_referents``), where
-    the unpatched start function lies."""
-    if event == "object.__getattr__" and len(args) >= 2 and args[1] == "gi_frame":
-        if any(args[0] is keeper for keeper in _keepers):
-            raise PermissionError("reading the frame of the worker's thread starter is not allowed")
-    elif event == "gc.get_referents" and args:
-        if any(obj is keeper for obj in args[0] for keeper in _keepers):
-            raise PermissionError("listing what the worker's thread starter holds is not allowed")
+def _start_guarded(start: Callable[..., Any], function: Callable[..., Any], started_by: tuple[Location, ...],
+                   *args: Any, **kwargs: Any) -> Any:
+    return start(_run_in_thread(function, started_by), *args, **kwargs)
 
 
 def _here(frame: FrameType | None) -> tuple[Location, ...]:
