@@ -87,6 +87,17 @@ ROUTES = {
         '    return guard\n'
         '_RAW = _original(torch.nn.functional.multi_head_attention_forward)\n'
         + FORWARD.replace("F.multi_head_attention_forward(", "_RAW(")),
+    # the guards' state emptied, found through sys.modules or through the guard's globals
+    "kit_state": (
+        'import sys as _sys\n'
+        'def _disarm(namespace):\n'
+        '    for _guard in dict(namespace.get("_GUARDS", {})).values():\n'
+        '        getattr(_guard, "checkers", []).clear()\n'
+        'for _name, _mod in list(_sys.modules.items()):\n'
+        '    if _name.startswith("autograder"):\n'
+        '        _disarm(vars(_mod))\n'
+        '_disarm(getattr(torch.nn.functional.multi_head_attention_forward, "__globals__", {}))\n'
+        + FORWARD),
     # the banned function called through a standard-library trampoline (the guard's immediate
     # caller is then a library file), in this thread and in a pool thread (whose stack holds no
     # student frame); the forward is the student file's own code here
@@ -104,7 +115,7 @@ ROUTES = {
         '    return _POOL.submit(function, *args, **kwargs).result()\n' + _VIA_FORWARD),
 }
 
-THROUGH_A_LIBRARY = {"stdlib_trampoline", "thread_pool", "guard_closure"}     # the student's own frames
+THROUGH_A_LIBRARY = {"stdlib_trampoline", "thread_pool", "guard_closure", "kit_state"}     # the student's own frames
 
 
 def _source(route: str) -> str:

@@ -65,8 +65,8 @@ class BanGuards:
         for dotted in dotted_names:
             self._files.setdefault(dotted, set()).add(filename)
             guard = _guard_for(dotted)
-            if guard is not None and self not in guard.checkers:
-                guard.checkers.append(self)
+            if guard is not None:
+                guard.add_checker(self)
 
     def _check(self, dotted: str, frame: FrameType | None) -> None:
         """Refuse when the code calling (``frame`` outwards, then the code that started its
@@ -91,7 +91,7 @@ class _Guard:
     class's ``__init__``) and the :class:`BanGuards` it asks on every call."""
     owner: type | None                                # the class; None for a function (its original is sealed)
     installed: Callable[..., Any]                     # the guard itself
-    checkers: list[BanGuards]                         # the list the guard's closure reads
+    add_checker: Callable[[BanGuards], None]          # adds a BanGuards it asks (the list is sealed away)
 
     def in_place(self, dotted: str) -> bool:
         if isinstance(self.owner, type):
@@ -133,36 +133,39 @@ def _call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def _install(dotted: str, target: Any) -> _Guard | None:
+    """Replace ``target`` (a function, or a class's ``__init__``) by a guard that asks every
+    :class:`BanGuards` added to it before calling the original. The original, the list of
+    BanGuards and the check all live in :mod:`~autograder.sandbox.sealed` holders: the guard
+    the student's code can reach carries no closure cell, default or global that leads to them
+    (a cleared list, or the original called directly, would undo the ban)."""
     checkers: list[BanGuards] = []
+    getframe = sys._getframe
 
-    def check(frame: FrameType | None) -> None:
+    def add(checker: BanGuards) -> None:
+        if not any(checker is known for known in checkers):
+            checkers.append(checker)
+
+    def checked(original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        frame = getframe(3)            # 0 here, 1 the holder, 2 the guard, 3 the code calling it
         for bans in checkers:
             bans._check(dotted, frame)
+        return original(*args, **kwargs)
 
+    add_checker = sealed.seal(add, _call)
     if isinstance(target, type):
         original_init = target.__init__
-        init = sealed.seal(original_init, _call)          # the original out of reach
-
-        @functools.wraps(original_init)
-        def guarded_init(self, *args, **kwargs):
-            check(sys._getframe(1))
-            return init(self, *args, **kwargs)
-
+        guarded_init = sealed.seal(original_init, checked)
+        functools.update_wrapper(guarded_init, original_init)
         del guarded_init.__wrapped__          # no way back to the unguarded original
         target.__init__ = guarded_init
-        return _Guard(target, guarded_init, checkers)
+        return _Guard(target, guarded_init, add_checker)
     if not callable(target):
         return None
-    call = sealed.seal(target, _call)
-
-    @functools.wraps(target)
-    def guarded(*args, **kwargs):
-        check(sys._getframe(1))
-        return call(*args, **kwargs)
-
+    guarded = sealed.seal(target, checked)
+    functools.update_wrapper(guarded, target)
     del guarded.__wrapped__                   # no way back to the unguarded original
     _rebind_everywhere(target, guarded)
-    return _Guard(None, guarded, checkers)
+    return _Guard(None, guarded, add_checker)
 
 
 def _resolve(dotted: str) -> Any:

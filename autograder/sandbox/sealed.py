@@ -10,7 +10,7 @@ the patch: a banned function called unguarded, a thread outside every guard.
 :func:`seal` keeps the original in the frame of a generator instead. Python reaches a
 generator's frame only through audited routes (``gi_frame``, ``gc.get_referents``), which the
 audit hook installed here refuses for these generators, whoever asks: the kit never reads
-them. Whoever sends to a generator gets ``through(original, ...)``, never the original alone.
+them. The hook knows a holder by its code's name, not by a list the other code could empty. Whoever sends to a generator gets ``through(original, ...)``, never the original alone.
 A small pool of generators per sealed function lets calls nest (a built-in module whose
 initialisation imports another) and run in several threads at once.
 """
@@ -21,7 +21,6 @@ import sys
 from typing import Any, Callable, Iterator
 
 POOL = 8                     # generators per sealed function: calls nested or concurrent this deep
-_holders: list[Any] = []     # every holder generator (refused to any reader of its frame)
 _hooked = False
 
 
@@ -30,9 +29,8 @@ def seal(original: Callable[..., Any], through: Callable[..., Any]) -> Callable[
     _install_hook()
     free = []
     for _ in range(POOL):
-        holder = _holder(original, through)
+        holder = _sealed_holder(original, through)
         next(holder)
-        _holders.append(holder)
         free.append(holder)
     lock = _thread.allocate_lock()                       # guards the free list only
 
@@ -53,7 +51,7 @@ def seal(original: Callable[..., Any], through: Callable[..., Any]) -> Callable[
     return call
 
 
-def _holder(original: Callable[..., Any], through: Callable[..., Any]) -> Iterator[tuple[Any, BaseException | None]]:
+def _sealed_holder(original: Callable[..., Any], through: Callable[..., Any]) -> Iterator[tuple[Any, BaseException | None]]:
     """Sent ``(args, kwargs)``: yields ``(through(original, *args, **kwargs), None)``, or
     ``(None, the exception)``."""
     request = yield None, None
@@ -75,10 +73,19 @@ def _install_hook() -> None:
 
 
 def _refuse_holder_frames(event: str, args: tuple) -> None:
-    """Audit hook: no code reads a holder's frame, where an original lies."""
-    if event == "object.__getattr__" and len(args) >= 2 and args[1] == "gi_frame":
-        if any(args[0] is holder for holder in _holders):
-            raise PermissionError("reading the frame that holds a function the worker replaced is not allowed")
-    elif event == "gc.get_referents" and args:
-        if any(obj is holder for obj in args[0] for holder in _holders):
-            raise PermissionError("listing what holds a function the worker replaced is not allowed")
+    """Audit hook: no code reads a holder's frame, where an original lies. A holder is known
+    by its code's name alone, a constant of this function's own code: no global, list or
+    built-in the worker's other code could rebind or empty takes part in the decision."""
+    if event == "object.__getattr__":
+        targets = (args[0],) if args[1] == "gi_frame" else ()
+    elif event == "gc.get_referents":
+        targets = args[0]
+    else:
+        return
+    for obj in targets:
+        try:
+            holder = obj.gi_code.co_name == "_sealed_holder"
+        except:  # noqa: E722 - no built-in exception's name is looked up (built-ins can be rebound)
+            holder = False
+        if holder:
+            raise PermissionError("reading what holds a function the worker replaced is not allowed")

@@ -144,17 +144,14 @@ def _create_one_copy(create: Callable[[Any], Any], spec: Any) -> Any:
 
 def _starting(start: Callable[..., Any]) -> Callable[..., Any]:
     """``start`` (a thread-starting function whose first argument is the thread's function),
-    its function run with the starter's origin and in the registered contexts."""
-    guarded = sealed.seal(start, _start_guarded)
-
-    def start_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return guarded(function, _here(sys._getframe(1)), *args, **kwargs)
-
-    return start_thread
+    its function run with the starter's origin and in the registered contexts. What replaces
+    ``start`` is a :func:`~autograder.sandbox.sealed.seal` call itself: no closure cell or
+    global of it leads to ``start`` or to this module's state (the contexts, the probes)."""
+    return sealed.seal(start, _start_guarded)
 
 
-def _start_guarded(start: Callable[..., Any], function: Callable[..., Any], started_by: tuple[Location, ...],
-                   *args: Any, **kwargs: Any) -> Any:
+def _start_guarded(start: Callable[..., Any], function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    started_by = _here(sys._getframe(3))    # 0 here, 1 the holder, 2 the sealed call, 3 the starter
     return start(_run_in_thread(function, started_by), *args, **kwargs)
 
 

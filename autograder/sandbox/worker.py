@@ -420,10 +420,30 @@ def _safe_str(exc: BaseException) -> str:
         return "<exception message could not be shown>"
 
 
+KIT_PACKAGES = ("autograder", "reference")     # the kit's and the instructor's code: never the student's to read
+
+
+def hide_kit_modules() -> int:
+    """Take the kit's modules out of ``sys.modules`` (and the grader's ``__main__``, whose
+    globals hold them), before any student code runs: the guards' state lives in those
+    modules' objects, and ``sys.modules["autograder.sandbox.guards"]`` was a plain read away
+    from emptying it. The worker's code keeps running on its own references; what student
+    code can still reach of the kit (a guard, a patched thread start) is a sealed call that
+    leads nowhere (``sealed``). Importing the kit again fails where it is not visible (the
+    namespaces root) and is reported as a reach-in where it is. The number of modules taken."""
+    taken = [name for name in list(sys.modules)
+             if name.split(".", 1)[0] in KIT_PACKAGES]
+    for name in taken:
+        del sys.modules[name]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    return len(taken)
+
+
 def serve(sock) -> None:
     """The worker's main loop: answer frames until the grader closes the socket."""
     server = Server(watch_reach_ins=True)
     opguard.guard_new_threads()
+    hide_kit_modules()
     while True:
         try:
             header, buffers = wire.recv(sock)

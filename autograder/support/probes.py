@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from autograder.contract import EXERCISES
 from autograder.sandbox.wire import tensor_values
 
 
@@ -124,8 +125,6 @@ def _student_frames(exc: BaseException | None, limit: int = 6) -> list[list]:
     """The frames in the student's files of ``exc``'s traceback (None: of the current stack)."""
     import os
     import traceback
-
-    from autograder.contract import EXERCISES
 
     names = {ex.filename for ex in EXERCISES}
     kit = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
