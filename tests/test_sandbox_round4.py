@@ -28,6 +28,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import torch
 
 from autograder.sandbox import (ModuleSource, Sandbox, SandboxConfig, StudentError, StudentModules, landlock,
                                 limits, writable)
@@ -125,6 +126,22 @@ def unpatched_start():
     return "no answer"
 
 
+def key_excluded():
+    q = torch.ones(1, 2, 4)
+    keys = torch._C.DispatchKeySet(torch._C.DispatchKey.PreDispatch)
+    for name in ("Python", "PythonTLSSnapshot", "PythonDispatcher"):
+        if hasattr(torch._C.DispatchKey, name):
+            keys = keys | torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, name))
+    with torch._C._ExcludeDispatchKeyGuard(keys):
+        return _outcome(lambda: _op(q))
+
+
+def dispatch_disabled():
+    q = torch.ones(1, 2, 4)
+    op = getattr(torch.ops.aten, _NAME).default
+    return _outcome(lambda: torch._C._disabled_torch_dispatch_impl(op, (), (q, q, q), {}))
+
+
 def forked():
     q = torch.ones(1, 2, 4)
     read_end, write_end = os.pipe()
@@ -158,7 +175,7 @@ def program():
 def memory_file():
     return _outcome(lambda: os.memfd_create("hidden"))
 '''
-ROUTE_NAMES = ("thread", "pool", "raw_thread", "unpatched_start", "forked", "jit", "fx")
+ROUTE_NAMES = ("thread", "pool", "raw_thread", "unpatched_start", "key_excluded", "dispatch_disabled", "forked", "jit", "fx")
 
 
 @pytest.fixture(scope="module")
@@ -693,3 +710,27 @@ def test_the_disk_measure_reads_deep_and_closed_folders(tmp_path):
     finally:
         closed.chmod(0o700)
         shutil.rmtree(home)
+
+
+@pytest.mark.parametrize("case", ["plain", "bool_mask", "float_mask", "causal", "scale", "gqa", "unbatched"])
+def test_the_backstops_attention_is_torchs(case):
+    """Where a worker's ban allows scaled-dot-product attention (ex5 outside AttentionClassifier),
+    the operator's replaced kernel computes it with plain operators: the same values as
+    torch's own, for every argument the API takes."""
+    from autograder.sandbox import opguard
+    g = torch.Generator().manual_seed(7)
+    heads, kv_heads = (4, 2) if case == "gqa" else (2, 2)
+    shape = (3, 5) if case == "unbatched" else (2, heads, 3, 5)
+    q = torch.randn(*shape, generator=g, dtype=torch.float64)
+    kv_shape = (4, 5) if case == "unbatched" else (2, kv_heads, 4, 5)
+    k, v = torch.randn(*kv_shape, generator=g, dtype=torch.float64), torch.randn(*kv_shape, generator=g, dtype=torch.float64)
+    kwargs = {"bool_mask": {"attn_mask": torch.rand(3, 4, generator=g) > 0.3},
+              "float_mask": {"attn_mask": torch.randn(3, 4, generator=g, dtype=torch.float64)},
+              "causal": {"is_causal": True}, "scale": {"scale": 0.3}, "gqa": {"enable_gqa": True}}.get(case, {})
+    if case == "bool_mask":
+        kwargs["attn_mask"][:, 0] = True
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, **kwargs)
+    torch.testing.assert_close(opguard._sdpa(q, k, v, **kwargs), want)
+    output, weights = opguard._sdpa_math(q, k, v, **kwargs)
+    torch.testing.assert_close(output, want)
+    torch.testing.assert_close(weights.sum(-1), torch.ones_like(weights.sum(-1)))

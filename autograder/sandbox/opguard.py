@@ -28,6 +28,7 @@ What it cannot see is listed in ``docs/ARCHITECTURE.md`` ("Banned APIs: three la
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 from contextlib import contextmanager
@@ -56,6 +57,58 @@ class Violation:
         where = f", called from {self.where}" if self.where else ""
         return (f"{self.exercise} forbids {short} ({self.api}; found at the operator level: "
                 f"{self.op}{where}). Write this part with matrix products and a softmax yourself")
+
+
+def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None = None,
+               dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+               enable_gqa: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Scaled dot-product attention as ``F.scaled_dot_product_attention`` defines it, in plain
+    operators: (output (..., L, Ev), weights (..., L, S), scores (..., L, S)). A boolean mask
+    keeps True; a float mask is added to the scores."""
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        repeat = query.shape[-3] // key.shape[-3]
+        key, value = key.repeat_interleave(repeat, dim=-3), value.repeat_interleave(repeat, dim=-3)
+    scores = query @ key.transpose(-2, -1) * scale                                   # (..., L, S)
+    if is_causal:
+        causal = torch.ones(L, S, dtype=torch.bool, device=query.device).tril()
+        scores = scores.masked_fill(~causal, float("-inf"))
+    if attn_mask is not None:
+        scores = (scores.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool
+                  else scores + attn_mask)
+    weights = torch.softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = torch.dropout(weights, dropout_p, True)
+    return weights @ value, weights, scores
+
+
+def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)[0]
+
+
+def _sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, *,
+               scale=None, enable_gqa=False):
+    output, weights, _ = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    return output, weights
+
+
+def _sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
+    output, _, scores = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
+    return output, torch.logsumexp(scores, dim=-1).to(torch.float32)
+
+
+# Operators whose own kernel is replaced in a worker that bans them, on the key they compute
+# with (their CPU or composite kernel), so no change of the thread's dispatch state skips the
+# judgement: the attention family, which plain operators compute just as well where the ban
+# allows it (ex5 outside AttentionClassifier). Other banned operators (the fused MHA and
+# transformer kernels) keep the PreDispatch kernel alone: they are reached from Python through
+# the modules the Python-level guard refuses.
+_BACKSTOPS: dict[str, tuple[str, Callable[..., Any]]] = {
+    "scaled_dot_product_attention": ("CompositeImplicitAutograd", _sdpa),
+    "_scaled_dot_product_attention_math": ("CompositeImplicitAutograd", _sdpa_math),
+    "_scaled_dot_product_flash_attention_for_cpu": ("CPU", _sdpa_flash_cpu),
+}
 
 
 def guard_new_threads() -> None:
@@ -104,8 +157,28 @@ class OperatorGuard:
         for overload in packet.overloads():
             self._library.impl(f"{op}.{overload}" if overload != "default" else op,
                                self._kernel(op, getattr(packet, overload)), "PreDispatch")
+        if op in _BACKSTOPS:
+            key, implementation = _BACKSTOPS[op]
+            self._library.impl(op, self._backstop(op, implementation), key)
         self._installed.add(op)
         return True
+
+    def _backstop(self, op: str, implementation: Callable[..., Any]) -> Callable:
+        """The operator's own kernel replaced (``_BACKSTOPS``): judged like the PreDispatch
+        kernel, whatever the thread's dispatch state (``torch._C._disabled_torch_dispatch_impl``,
+        ``_DisableTorchDispatch`` and ``_ExcludeDispatchKeyGuard`` drop PreDispatch; nothing drops
+        the kernel an operator computes with); where the ban allows the call, the attention is
+        computed with plain operators (:func:`_attention`)."""
+        def backstop(*args: Any, **kwargs: Any) -> Any:
+            if not self.strict and not threads.answering():     # in-process grading: the grader's own call
+                return implementation(*args, **kwargs)
+            violation = self._judge(op, sys._getframe(1))
+            if violation is not None:
+                self.record(violation.message())
+                raise BannedAPIError(violation.message())
+            return implementation(*args, **kwargs)
+
+        return backstop
 
     def _kernel(self, op: str, overload: Any) -> Callable:
         excluded = torch._C.DispatchKeySet(_KEY)

@@ -77,6 +77,12 @@ def request_boundary(frame: FrameType | None) -> Iterator[None]:
         _local.boundary = saved
 
 
+def answering() -> bool:
+    """This thread answers a request (inside :func:`request_boundary`) or was started after
+    :func:`install` by code that may be the student's."""
+    return getattr(_local, "boundary", None) is not None or bool(origin())
+
+
 def calling_code(frame: FrameType | None) -> Iterator[Location]:
     """The code ``frame`` is running for, innermost first: its thread's frames from ``frame``
     outwards (up to the thread's request boundary, not included, when it is met), then the
