@@ -174,6 +174,37 @@ def program():
 
 def memory_file():
     return _outcome(lambda: os.memfd_create("hidden"))
+
+
+def kernel_state():
+    """What a worker may leave in the kernel or take for itself: a key in a keyring (another
+    worker finds it in /proc/keys), a user namespace of its own (mounts past every cap), in
+    this process and in a forked child; and whether threads and forks still start."""
+    import ctypes, errno as _errno
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    nr = {"x86_64": {"add_key": 248, "keyctl": 250}, "aarch64": {"add_key": 217, "keyctl": 219}}[os.uname().machine]
+
+    def errno_of(result):
+        return "allowed" if result >= 0 else _errno.errorcode.get(ctypes.get_errno(), "?")
+
+    out = {"add_key": errno_of(libc.syscall(nr["add_key"], b"user", b"ag-leak", b"x", 1, -3)),   # session keyring
+           "keyctl": errno_of(libc.syscall(nr["keyctl"], 0, -3, 0, 0, 0))}                       # get its id
+    new_user, new_ns = 0x10000000, 0x00020000
+    out["unshare"] = errno_of(libc.unshare(new_user))
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.write(write_end, errno_of(libc.unshare(new_user | new_ns)).encode())
+        os._exit(0)
+    os.waitpid(child, 0)
+    out["unshare_in_child"] = os.read(read_end, 100).decode()
+    ran = []
+    worker = threading.Thread(target=lambda: ran.append(1))
+    worker.start()
+    worker.join()
+    out["thread"] = bool(ran)
+    return out
 '''
 ROUTE_NAMES = ("thread", "pool", "raw_thread", "unpatched_start", "key_excluded", "dispatch_disabled", "forked", "jit", "fx")
 
@@ -201,6 +232,15 @@ def test_banned_operator_is_refused_on_every_route(routes, route):
         return
     assert outcome != "computed", f"{route}: the banned operator ran"
     assert outcome in ("BannedAPIError", "RuntimeError", "no unpatched start"), outcome
+
+
+def test_the_worker_leaves_nothing_in_the_kernel_and_takes_no_namespace(routes):
+    """Keyrings and user namespaces are refused (seccomp), while threads and forks still start
+    (clone3 refused with ENOSYS: the C library falls back to clone)."""
+    box, module = routes
+    assert box.level == "namespaces" or not IS_ROOT
+    assert module.kernel_state() == {"add_key": "EPERM", "keyctl": "EPERM", "unshare": "EPERM",
+                                     "unshare_in_child": "EPERM", "thread": True}
 
 
 def test_the_worker_starts_no_program(routes):

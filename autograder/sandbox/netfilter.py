@@ -21,6 +21,12 @@ student code (it needs no root: ``no_new_privs`` is set first). What it guarante
   killer, looking for the process that holds the memory, would pick another one (another
   student's worker in a ``batch``). Shared anonymous mappings stay allowed: their pages count
   in the worker's resident size, and the killer picks the worker (``oom_score_adj`` 1000).
+* ``add_key``, ``request_key`` and ``keyctl`` fail with EPERM: a kernel key outlives the
+  worker and is found by any later worker (another student's) through ``/proc/keys``.
+* ``unshare`` and ``setns`` fail with EPERM, ``clone`` with ``CLONE_NEWUSER`` too, and ``clone3``
+  (whose flags the filter cannot read) with ENOSYS, so the C library starts threads and
+  processes with ``clone``: a user namespace of its own would let the worker mount a tmpfs
+  past every memory and disk cap, and reach kernel code meant for administrators.
 * System calls of a foreign ABI (a 32-bit ``socketcall`` or ``ipc``) and the x32 ABI fail
   with EPERM: the filter matches system call numbers, which only mean something in the
   native ABI.
@@ -46,18 +52,25 @@ INSIDE_NETWORK_NAMESPACE = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)   #
 _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
     "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "connect": 42, "io_uring_setup": 425,
                             "execve": 59, "execveat": 322, "memfd_create": 319, "memfd_secret": 447,
-                            "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240}),
+                            "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240,
+                            "add_key": 248, "request_key": 249, "keyctl": 250,
+                            "unshare": 272, "setns": 308, "clone": 56, "clone3": 435}),
     "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "connect": 203, "io_uring_setup": 425,
                              "execve": 221, "execveat": 281, "memfd_create": 279, "memfd_secret": 447,
-                             "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180}),
+                             "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180,
+                             "add_key": 217, "request_key": 218, "keyctl": 219,
+                             "unshare": 97, "setns": 268, "clone": 220, "clone3": 435}),
 }
 SOCKET_CALLS = ("socket", "socketpair")     # first argument: the address family
 IPC_CALLS = ("shmget", "semget", "msgget", "mq_open")
 EXEC_CALLS = ("execve", "execveat")
 MEMFD_CALLS = ("memfd_create", "memfd_secret")     # memory no process's resident size shows
+KEY_CALLS = ("add_key", "request_key", "keyctl")    # kernel keyrings outlive the worker, shared by uid
+NAMESPACE_CALLS = ("unshare", "setns")              # a namespace of its own: mounts past every cap
+CLONE_NEWUSER = 0x10000000
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
-_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW = 0x7FFF0000
 _X32_BIT = 0x40000000
 _OFF_NR, _OFF_ARCH, _OFF_ARG0 = 0, 4, 16    # struct seccomp_data (arg0: its low 32 bits)
@@ -108,7 +121,9 @@ def program(machine: str | None = None, refuse_ipc: bool = False,
         return None
     audit_arch, nr = arch
     refused = [("io_uring_setup", errno.ENOSYS), *((name, errno.EACCES) for name in EXEC_CALLS),
-               *((name, errno.EPERM) for name in MEMFD_CALLS)]
+               *((name, errno.EPERM) for name in MEMFD_CALLS), *((name, errno.EPERM) for name in KEY_CALLS),
+               *((name, errno.EPERM) for name in NAMESPACE_CALLS),
+               ("clone3", errno.ENOSYS)]          # flags out of the filter's sight: the C library falls back to clone
     if refuse_ipc:
         refused += [(name, errno.EPERM) for name in IPC_CALLS]
     if refuse_connect:
@@ -125,6 +140,8 @@ def program(machine: str | None = None, refuse_ipc: bool = False,
     ]
     for name, code in refused:
         lines += [(_JEQ_K, 0, f"after-{name}", nr[name]), (_RET_K, 0, 0, _errno(code)), f"after-{name}"]
+    lines += [(_JEQ_K, 0, "after-clone", nr["clone"]), (_LD_W_ABS, 0, 0, _OFF_ARG0),   # clone's flags
+              (_JSET_K, 0, "allow", CLONE_NEWUSER), (_RET_K, 0, 0, _errno(errno.EPERM)), "after-clone"]
     lines += [(_JEQ_K, "family", 0, nr[name]) for name in SOCKET_CALLS]
     lines += [(_RET_K, 0, 0, _ALLOW), "family", (_LD_W_ABS, 0, 0, _OFF_ARG0)]
     lines += [(_JEQ_K, "allow", 0, int(family)) for family in families]
