@@ -57,6 +57,11 @@ class NumpyOnlyGuard:
         """Replace whatever callables ``module``'s ``names`` are bound to by guarded ones."""
         for name in names:
             bound = module.__dict__.get(name)
+            if bound is None:                # handed out by a module __getattr__: bound here,
+                try:                         # guarded, the name never reaches __getattr__ again
+                    bound = types.ModuleType.__getattribute__(module, name)
+                except Exception:
+                    continue
             if callable(bound):
                 module.__dict__[name] = self._guarded(bound, name)
 

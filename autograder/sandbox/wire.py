@@ -124,18 +124,22 @@ class Encoder:
         return {"A": self._add(data.tobytes()), "dtype": data.dtype.str, "shape": list(data.shape)}
 
     def _tensor(self, t: torch.Tensor) -> dict:
+        # every method read from the class, never the instance: a tensor's own attribute
+        # (``t.detach = partial(torch code)``) would run the student's code here, after the
+        # call returned, outside the guards that watched it
+        base = torch._C.TensorBase
         plain = torch.Tensor.as_subclass(t, torch.Tensor) if type(t) is not torch.Tensor else t
-        plain = plain.detach()
+        plain = base.detach(plain)
         if plain.is_sparse or plain.layout != torch.strided:
-            plain = plain.to_dense()
-        if plain.is_complex() and plain.is_conj():
-            plain = plain.resolve_conj()
+            plain = base.to_dense(plain)
+        if base.is_complex(plain) and base.is_conj(plain):
+            plain = base.resolve_conj(plain)
         name = str(plain.dtype).removeprefix("torch.")
         if name not in _TORCH_DTYPES:
             raise Unencodable(f"tensor of dtype {plain.dtype}")
-        plain = plain.cpu().contiguous()
-        raw = plain.view(torch.int16) if plain.dtype == torch.bfloat16 else plain
-        return {"X": self._add(raw.numpy().tobytes()), "dtype": name,
+        plain = base.contiguous(base.cpu(plain))
+        raw = base.view(plain, torch.int16) if plain.dtype == torch.bfloat16 else plain
+        return {"X": self._add(base.numpy(raw).tobytes()), "dtype": name,
                 "shape": list(plain.shape), "grad": bool(t.requires_grad)}
 
 

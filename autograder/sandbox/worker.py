@@ -174,8 +174,9 @@ class ObjectTable:
             if ref.path[0] not in self._support_modules:
                 raise LookupError(f"the kit's helper module {ref.path[0]!r} is not loaded in this worker")
         obj = self._objects[ref.key]
-        for name in ref.path:
-            obj = getattr(obj, name)
+        for name in ref.path:        # a module's attribute as modules define it: a class swapped in
+            obj = (types.ModuleType.__getattribute__(obj, name) if isinstance(obj, types.ModuleType)
+                   else getattr(obj, name))        # by the student's file does not decide it
         return obj
 
 
@@ -279,8 +280,10 @@ class Server:
         self.student_files.add(filename)
         ex = contract.BY_MODULE.get(name)
         scoped = ex is not None and bool(ex.banned_in)
+        probe = None
         if scoped:                                      # ex5: the bans hold in AttentionClassifier
-            threads.set_scope_probe(filename, scope_probe(module, ex.banned_in))
+            probe = scope_probe(module, ex.banned_in)
+            threads.set_scope_probe(filename, probe)
         self.bans.ban(filename, _banned_for(name), scoped=scoped)      # before any of its code runs
         if ex is not None:
             self.operators.ban(filename, ex.id, contract.banned_operators(ex), scoped=scoped)
@@ -299,6 +302,8 @@ class Server:
             return protocol.Reply(error=self._describe(exc))
         if ex is not None and ex.numpy_only and self.numpy_only is not None:
             self.numpy_only.wrap(module, ex.numpy_only)
+        if probe is not None:
+            probe.loaded(module)
         ref = protocol.Ref.module(name)
         self.table.bind(ref.key, module)
         return protocol.Reply(value=protocol.Handle(ref.key, "module").to_json(), note=note)
@@ -347,29 +352,50 @@ def preinstall_bans() -> None:
     guards.preinstall(dict.fromkeys(api for ex in contract.EXERCISES for api in ex.banned))
 
 
-def scope_probe(module: types.ModuleType, names: tuple[str, ...]) -> Callable[[types.FrameType], bool]:
+class ScopeProbe:
     """Whether a frame of ``module``'s file runs the part a scoped ban covers (``names``: the
     contract's, e.g. ``AttentionClassifier``): the code of the class the module binds to the
     name and of its bases in that file (whatever it was called where it was defined: an alias
     or a subclass counts), functions bound in their bodies, and what is nested in those; or a
     function so bound. Functions this code calls are covered by its frame below theirs on the
     stack; the module's top-level code and its other functions are not covered. A name bound
-    to anything else covers the whole file, as before the ban was scoped."""
-    filename = getattr(module, "__file__", None)
+    to anything else covers the whole file, as before the ban was scoped; so does a name the
+    file, once loaded, does not bind at all.
 
-    def probe(frame: types.FrameType) -> bool:
-        for name in names:
-            bound = module.__dict__.get(name)
+    When the module has loaded (:meth:`loaded`), a name its ``__getattr__`` hands out is bound
+    in its namespace once: the probe reads the namespace only, never the student's code."""
+
+    def __init__(self, module: types.ModuleType, names: tuple[str, ...]) -> None:
+        self._module, self._names = module, names
+        self._filename = getattr(module, "__file__", None)
+        self._loaded = False
+
+    def loaded(self, module: types.ModuleType) -> None:
+        for name in self._names:
+            if name not in module.__dict__:
+                try:
+                    module.__dict__[name] = types.ModuleType.__getattribute__(module, name)
+                except Exception:
+                    pass
+        self._loaded = True
+
+    def __call__(self, frame: types.FrameType) -> bool:
+        for name in self._names:
+            bound = self._module.__dict__.get(name)
             if isinstance(bound, type):
-                if frame.f_code in _class_codes(bound, filename):
+                if frame.f_code in _class_codes(bound, self._filename):
                     return True
             elif isinstance(bound, types.FunctionType):
                 if frame.f_code in trust.nested_codes(bound.__code__):
                     return True
-            elif bound is not None:
+            elif bound is not None or self._loaded:       # unbound once loaded: the whole file
                 return True
         return False
-    return probe
+
+
+def scope_probe(module: types.ModuleType, names: tuple[str, ...]) -> ScopeProbe:
+    """The :class:`ScopeProbe` of ``module`` for the scoped ban on ``names``."""
+    return ScopeProbe(module, names)
 
 
 def _class_codes(cls: type, filename: str | None) -> set[types.CodeType]:
@@ -393,7 +419,7 @@ def _functions_of(member: Any) -> list[types.FunctionType]:
         return _functions_of(member.__func__)
     if isinstance(member, property):
         return [f for f in (member.fget, member.fset, member.fdel) if isinstance(f, types.FunctionType)]
-    if isinstance(member, functools.partial):
+    if isinstance(member, (functools.partial, functools.partialmethod)):
         return _functions_of(member.func)
     if callable(member) and not isinstance(member, type):
         return [f for f in type.__dict__["__dict__"].__get__(type(member)).values() if isinstance(f, types.FunctionType)]
