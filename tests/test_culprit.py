@@ -123,6 +123,65 @@ def test_ex5s_scope_is_the_class_bound_to_its_name(scoped_module):
     assert probe(m.module_code())
 
 
+HANDED_OUT = """
+import functools
+import sys
+
+
+def _module_classify(self):
+    return sys._getframe(0)
+
+
+def _make():
+    class Hidden:
+        def method(self):
+            return sys._getframe(0)
+    return Hidden
+
+
+class WithPartialMethod:
+    classify = functools.partialmethod(_module_classify)
+
+
+def module_code():
+    return sys._getframe(0)
+
+
+def __getattr__(name):
+    if name == "AttentionClassifier":
+        return _make()
+    raise AttributeError(name)
+"""
+
+
+def _handed_out_module():
+    module = types.ModuleType("lstm_vs_attention")
+    module.__file__ = STUDENT
+    exec(compile(HANDED_OUT, STUDENT, "exec"), module.__dict__)
+    return module
+
+
+def test_ex5s_scope_follows_a_class_handed_out_by_the_modules_getattr():
+    """A class the module's ``__getattr__`` hands out under the contract's name is the class
+    once the file has loaded (bound in its namespace then): its methods are in scope, the
+    module's other code is not (red team s24: it scored 20/20 with the banned function)."""
+    m = _handed_out_module()
+    probe = worker.scope_probe(m, ("AttentionClassifier",))
+    assert not probe(m.module_code())                      # while loading: nothing bound yet
+    probe.loaded(m)
+    assert probe(m.AttentionClassifier().method()) and not probe(m.module_code())
+
+
+def test_ex5s_scope_counts_partialmethod_members_and_an_unbound_name_covers_the_file():
+    m = _handed_out_module()
+    m.AttentionClassifier = m.WithPartialMethod
+    probe = worker.scope_probe(m, ("AttentionClassifier",))
+    probe.loaded(m)
+    assert probe(m.WithPartialMethod().classify()) and not probe(m.module_code())
+    del m.AttentionClassifier, m.__getattr__               # once loaded, no class at all: the whole file
+    assert probe(m.module_code())
+
+
 def test_a_scoped_ban_blames_only_code_in_its_scope(scoped_module):
     m = scoped_module
     threads.set_scope_probe(STUDENT, worker.scope_probe(m, ("AttentionClassifier",)))

@@ -47,6 +47,17 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return _POOL.submit(_T.Tensor.numpy, weights).result()          # (.numpy() is an operation too)
 
 ''',
+    # never bound in the file: handed out by the module's __getattr__ (red team s24, 20/20)
+    "module_getattr": '''def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return _T.softmax(_T.as_tensor(np.asarray(x, dtype=np.float64)), dim=axis).numpy()
+
+
+def __getattr__(name):
+    if name == "softmax":
+        return _softmax
+    raise AttributeError(name)
+
+''',
 }
 
 

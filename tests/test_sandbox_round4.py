@@ -774,3 +774,17 @@ def test_the_backstops_attention_is_torchs(case):
     output, weights = opguard._sdpa_math(q, k, v, **kwargs)
     torch.testing.assert_close(output, want)
     torch.testing.assert_close(weights.sum(-1), torch.ones_like(weights.sum(-1)))
+
+
+def test_a_replys_tensors_are_read_without_their_own_attributes():
+    """The reply's encoder reads a tensor through its class: methods set on the instance
+    (``t.detach = partial(torch code)``, red team s24) never run after the call returned."""
+    from autograder.sandbox import wire
+    ran = []
+    t = torch.arange(6.0).reshape(2, 3)
+    for name in ("detach", "cpu", "contiguous", "numpy", "view", "to_dense", "resolve_conj", "is_conj"):
+        setattr(t, name, lambda *a, _name=name, **k: ran.append(_name))
+    encoder = wire.Encoder(to_ref=lambda obj: None)
+    tree = encoder.encode([t])
+    decoded = wire.Decoder(encoder.buffers, from_handle=lambda node: node).decode(tree)
+    assert ran == [] and torch.equal(decoded[0], torch.arange(6.0).reshape(2, 3))
