@@ -54,7 +54,8 @@ def test_generate_zero_new_tokens_returns_a_copy(student, support):
                     f"{tuple(prompt.shape)}), got shape {tuple(result.shape)} with other values")
     if aliases[1]:
         checks.fail(f"{NAME}(model, prompt, 0) returned the prompt itself (or a view of it): the "
-                    "docstring asks for a copy, so that changing the result never changes the prompt",
+                    "docstring recommends a copy (kinder to the caller, not graded), so that changing the result "
+                    "never changes the prompt",
                     cause=Ex4Cause.GEN_PROMPT_RETURNED)
 
 
