@@ -162,6 +162,64 @@ def _displayed_matrix(artist) -> list[list[Any]] | None:
             for row in shown.tolist()]
 
 
+def _cell_pixels(artist) -> tuple[np.ndarray, np.ndarray] | None:
+    """Pixel centres of the displayed rows (top first, y down) and columns (left first), as
+    :func:`_displayed_matrix` orders them; None when the artist shows no 2-D matrix."""
+    arr = artist.get_array()
+    if arr is None:
+        return None
+    data = np.ma.asarray(arr)
+    if data.ndim == 1:
+        if isinstance(artist, AxesImage):
+            return None
+        coords = artist.get_coordinates()
+        data = data.reshape(coords.shape[0] - 1, coords.shape[1] - 1)
+    if data.ndim < 2:
+        return None
+    centres = _cell_centres(artist, data)                         # (R, C, 2) data coords
+    disp = artist.get_transform().transform(centres.reshape(-1, 2)).reshape(centres.shape)
+    if data.shape[0] > 1 or data.shape[1] > 1:
+        d0, d1 = disp[-1, 0] - disp[0, 0], disp[0, -1] - disp[0, 0]
+        if abs(d0[0]) + abs(d1[1]) > abs(d0[1]) + abs(d1[0]):    # axis 0 runs horizontally
+            disp = np.swapaxes(disp, 0, 1)
+    rows = np.sort(-disp[..., 1].mean(axis=1))                    # -y: top first
+    cols = np.sort(disp[..., 0].mean(axis=0))
+    return rows, cols
+
+
+def _tick_offsets(ax: Axes, which: str) -> list[float] | None:
+    """Where each visible tick sits, in cells, from the centre of the row (y, top first) or
+    column (x, left first) of the same rank: 0 at the centre, ±0.5 on its edges; in the
+    order of :func:`_tick_labels`. None when nothing shows a matrix."""
+    mappable = _main_mappable(ax)
+    cells = _cell_pixels(mappable) if mappable is not None else None
+    if cells is None:
+        return None
+    centres = cells[1] if which == "x" else cells[0]
+    if len(centres) == 0:
+        return None
+    if len(centres) > 1:
+        pitch = float(np.median(np.diff(centres)))
+    else:                                                         # one cell: its size on screen
+        box = mappable.get_window_extent()
+        pitch = float(box.width if which == "x" else box.height)
+    if not pitch:
+        return None
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    lo, hi = sorted(axis.get_view_interval())
+    tol = 1e-9 * max(1.0, abs(hi - lo))
+    places = []
+    for loc in axis.get_majorticklocs():
+        if not (lo - tol <= loc <= hi + tol):
+            continue
+        if which == "x":
+            places.append(ax.get_xaxis_transform().transform([(loc, 0.0)])[0][0])
+        else:
+            places.append(-ax.get_yaxis_transform().transform([(0.0, loc)])[0][1])
+    places.sort()
+    return [float((place - centre) / abs(pitch)) for place, centre in zip(places, centres)]
+
+
 def _tick_labels(ax: Axes, which: str) -> list[str]:
     """Tick label texts within the view limits, left-to-right (x) or top-to-bottom (y)."""
     axis = ax.xaxis if which == "x" else ax.yaxis
@@ -228,6 +286,8 @@ def describe_axes(ax: Axes, *, draw: bool = True) -> dict[str, Any]:
     Keys: ``kind`` ("imshow", "pcolormesh", "pcolor" or None when nothing shows a
     matrix), ``matrix`` (list of rows as displayed; masked or NaN cells are None), ``shape``,
     ``xticklabels``/``yticklabels`` (display order, only ticks within the view limits),
+    ``xtickoffsets``/``ytickoffsets`` (each of those ticks' distance, in cells, from the centre
+    of the column or row of the same rank; None when no matrix is shown),
     ``xlabel``, ``ylabel``, ``title``, ``clim`` ([vmin, vmax]), ``cmap``,
     ``has_colorbar``, ``visible`` (axes visible and axis on), ``is_colorbar``,
     ``xlim``/``ylim`` (view limits as given by matplotlib, inverted ones reversed).
@@ -251,6 +311,8 @@ def describe_axes(ax: Axes, *, draw: bool = True) -> dict[str, Any]:
         "shape": [len(matrix), len(matrix[0]) if matrix else 0] if matrix is not None else None,
         "xticklabels": _tick_labels(ax, "x"),
         "yticklabels": _tick_labels(ax, "y"),
+        "xtickoffsets": _tick_offsets(ax, "x"),
+        "ytickoffsets": _tick_offsets(ax, "y"),
         "xlabel": ax.get_xlabel(),
         "ylabel": ax.get_ylabel(),
         "title": _title(ax),

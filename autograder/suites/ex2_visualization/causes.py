@@ -55,6 +55,10 @@ class Ex2Cause(Cause):
         "ex2.ticks_missing",
         "some tokens have no tick: set one tick per token (matplotlib's automatic "
         "ticks skip some)")
+    TICKS_OFF_CELLS = (
+        "ex2.ticks_off_cells",
+        "the ticks are not at the cell centres (set_xticks(range(1, m + 1))?): with imshow or "
+        "matshow cell i is centred at i, so the ticks are range(m); with pcolormesh at i + 0.5")
     TICKS_UNLABELLED = (
         "ex2.ticks_unlabelled",
         "the ticks have no labels: label them with the tokens (plt.subplots(..., sharex=True or "

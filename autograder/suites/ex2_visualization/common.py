@@ -69,12 +69,28 @@ def expect_ticks(info: JSONObject, queries: Sequence[str], keys: Sequence[str], 
             ("y", queries, keys, "query", "top to bottom"),
             ("x", keys, queries, "key", "left to right")):
         got = list(info.get(f"{axis}ticklabels") or [])
-        if got == [str(t) for t in want]:
-            continue
-        hint = mistakes.tick_hint(got, want, other, axis)
-        fail(f"{what}: the {axis} axis should have exactly one tick per {name} token "
-             f"({len(want)} ticks), labelled with the {name} tokens in order {direction}; "
-             f"got {len(got)} tick labels {_short(got)}", hint or None)
+        if got != [str(t) for t in want]:
+            hint = mistakes.tick_hint(got, want, other, axis)
+            fail(f"{what}: the {axis} axis should have exactly one tick per {name} token "
+                 f"({len(want)} ticks), labelled with the {name} tokens in order {direction}; "
+                 f"got {len(got)} tick labels {_short(got)}", hint or None)
+        expect_ticks_on_cells(info, axis, name, what)
+
+
+def expect_ticks_on_cells(info: JSONObject, axis: str, name: str, what: str) -> None:
+    """Each tick sits on its own row (y) or column (x) of the heatmap: the i-th label names
+    the i-th row or column as displayed (a tick on a cell's edge still counts as its own)."""
+    offsets = info.get(f"{axis}tickoffsets")
+    if not offsets:
+        return
+    off = [i for i, x in enumerate(offsets) if abs(x) > 0.5 + 1e-6]
+    if off:
+        line = "row" if axis == "y" else "column"
+        fail(f"{what}: the {name} tick labels are not on their {line}s: label {off[0] + 1} sits "
+             f"{offsets[off[0]]:+.2f} {line}s from the centre of {line} {off[0] + 1} as displayed "
+             f"(the grader reads what is displayed: put tick i at the centre of {line} i, e.g. "
+             f"set_{axis}ticks(range(n)) for imshow/matshow, or at i + 0.5 for pcolormesh)",
+             Ex2Cause.TICKS_OFF_CELLS)
 
 
 def expect_axis_labels(info: JSONObject, what: str) -> None:
