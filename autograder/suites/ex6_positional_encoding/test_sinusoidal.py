@@ -8,7 +8,7 @@ import torch
 import reference.positional as ref
 from autograder.diagnosis import ex6 as mistakes
 from autograder.suites.ex6_positional_encoding.causes import Ex6Cause
-from autograder.suites import checks
+from autograder.suites import checks, contract_rules
 from autograder.suites.ex6_positional_encoding import common
 
 
@@ -76,6 +76,11 @@ def test_device_argument(student, support):
         if got.dtype != plain.dtype or tuple(got.shape) != tuple(plain.shape) or not torch.equal(got, plain):
             checks.fail(f"{label} differs from sinusoidal_encoding(6, 4): the device argument must "
                         "change only where the table lives, not what it holds")
+    # and the table is made where it is asked for: PyTorch's meta device (shapes, no data)
+    contract_rules.expect_on_meta(support, student.positional.sinusoidal_encoding,
+                                  "sinusoidal_encoding(6, 4, device='meta')", [6, 4], kwargs={"device": "meta"},
+                                  which=[], outputs=["the table"], dtype="float32", shapes=[(6, 4)])
+    # (no likely cause: a table on the CPU is the unused argument or a table kept from a call before)
 
 
 @pytest.mark.points(1)
