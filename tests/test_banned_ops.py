@@ -144,6 +144,9 @@ def test_each_route_computes_attention_when_unguarded(route):
 
 
 SDPA = "torch.nn.functional.scaled_dot_product_attention"
+# the original, taken when pytest imports this file (before any test installs a guard): a
+# guard keeps its original sealed away (sandbox/sealed.py), so it cannot hand it back
+_UNGUARDED_SDPA = F.scaled_dot_product_attention
 
 
 @pytest.fixture
@@ -156,7 +159,7 @@ def unguarded_sdpa():
     def unguard() -> None:
         guard = guards._GUARDS.pop(SDPA, None)
         if guard is not None and guard.in_place(SDPA):
-            guards._rebind_everywhere(guard.installed, guard.owner)
+            guards._rebind_everywhere(guard.installed, _UNGUARDED_SDPA)
 
     unguard()
     original = F.scaled_dot_product_attention
