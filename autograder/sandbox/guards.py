@@ -146,7 +146,7 @@ def _install(dotted: str, target: Any) -> _Guard | None:
             checkers.append(checker)
 
     def checked(original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        frame = getframe(3)            # 0 here, 1 the holder, 2 the guard, 3 the code calling it
+        frame = getframe(sealed.CALLER_DEPTH)              # the code calling the guard
         for bans in checkers:
             bans._check(dotted, frame)
         return original(*args, **kwargs)

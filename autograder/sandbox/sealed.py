@@ -10,7 +10,8 @@ the patch: a banned function called unguarded, a thread outside every guard.
 :func:`seal` keeps the original in the frame of a generator instead. Python reaches a
 generator's frame only through audited routes (``gi_frame``, ``gc.get_referents``), which the
 audit hook installed here refuses for these generators, whoever asks: the kit never reads
-them. The hook knows a holder by its code's name, not by a list the other code could empty. Whoever sends to a generator gets ``through(original, ...)``, never the original alone.
+them. The hook knows a holder by its code's name, not by a list the other code could
+empty. Whoever sends to a generator gets ``through(original, ...)``, never the original alone.
 A small pool of generators per sealed function lets calls nest (a built-in module whose
 initialisation imports another) and run in several threads at once.
 """
@@ -21,6 +22,8 @@ import sys
 from typing import Any, Callable, Iterator
 
 POOL = 8                     # generators per sealed function: calls nested or concurrent this deep
+CALLER_DEPTH = 3             # sys._getframe(CALLER_DEPTH) in ``through``: the code that called the
+                             # sealed function (0 ``through``, 1 the holder, 2 the sealed call)
 _hooked = False
 
 

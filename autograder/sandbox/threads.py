@@ -157,7 +157,7 @@ def _starting(start: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _start_guarded(start: Callable[..., Any], function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    started_by = _here(sys._getframe(3))    # 0 here, 1 the holder, 2 the sealed call, 3 the starter
+    started_by = _here(sys._getframe(sealed.CALLER_DEPTH))          # the code starting the thread
     return start(_run_in_thread(function, started_by), *args, **kwargs)
 
 
