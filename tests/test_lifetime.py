@@ -399,6 +399,53 @@ def test_nothing_outlives_the_grader(request, case_dir, level_name, kind, moment
         assert results.is_file() and results.stat().st_size > 0
 
 
+PLANT_THEN_HANG = """\
+import os, time
+for folder in ("/var/tmp", "/dev/shm"):
+    try:
+        with open(os.path.join(folder, {name!r}), "w") as planted:
+            planted.write("left by a worker user")
+    except OSError:
+        pass
+""" + NAME.format(b"hang-import") + "while True:\n    time.sleep(0.2)\n"
+
+
+@pytest.mark.parametrize("landlock_on", [True, False], ids=["landlock", "no-landlock"])
+def test_a_killed_graders_worker_user_leaves_no_file(request, case_dir, landlock_on):
+    """The user level, a grader SIGKILLed while its student's import hangs, after planting a
+    file in the shared scratch folders: its zygote's backstop removes it. Without Landlock
+    the worker said it ran unconfined, and the zygote sweeps every place the worker user may
+    write; with it the plant is refused and the zygote does not walk the file system."""
+    from autograder.sandbox import landlock
+    if landlock_on and landlock.abi() < 1:
+        pytest.skip("this kernel has no Landlock")
+    level = _level("user", request)
+    sub, results = _submission(case_dir, "import", level.owner)
+    name = f"{case_dir.name}-planted"
+    (sub / "attention.py").write_text(PLANT_THEN_HANG.format(name=name))
+    planted = [Path(folder) / name for folder in ("/var/tmp", "/dev/shm")]
+    env = {**_env(level.kit, _case_tmp(case_dir)), landlock.OFF_ENV: "1" if landlock_on else "0"}
+    grader = subprocess.Popen([level.python, "-m", "autograder", "grade", str(sub), "--exercises", "ex1",
+                               "--results", str(results), "--timeout", "120", *level.extra],
+                              cwd=level.kit, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        _wait_for(case_dir.name, level.uid, ("hang-import",), grader)
+        if not landlock_on:
+            assert any(path.exists() for path in planted), "the plant never happened: the case proves nothing"
+        _kill(grader, "SIGKILL-group")
+        grader.wait(timeout=30)
+    finally:
+        if grader.poll() is None:
+            os.killpg(grader.pid, signal.SIGKILL)
+            grader.wait()
+        _assert_all_gone(case_dir.name, level.uid, "user: planted, then killed by SIGKILL-group")
+        left = [str(path) for path in planted if path.exists()]
+        for path in planted:
+            path.unlink(missing_ok=True)
+    assert not left, f"the worker user's files outlived its grader: {left}"
+
+
 @pytest.mark.parametrize("level_name", ["namespaces", "unprivileged"])
 def test_a_killed_zygote_takes_its_workers_along(request, case_dir, level_name):
     """The backstop: a worker dies with its parent even if the zygote cannot clean up."""

@@ -337,9 +337,9 @@ def _zygote_main(ctrl: socket.socket) -> None:
     _freeze()
     finished: dict[int, int] = {}
     leaders: set[int] = set()                           # spawned workers not yet reaped
-    seen: dict[tuple, WorkerSpec] = {}                  # worker users swept when the zygote ends
+    backstop = _Backstop()                              # worker users swept when the zygote ends
     homes: dict[int, str] = {}                          # worker leader -> its home, until reaped
-    lifetime.on_shutdown(lambda: [_sweep(spec) for spec in seen.values()])
+    lifetime.on_shutdown(backstop.sweep)
     lifetime.on_shutdown(lambda: [users.remove_home(home) for home in homes.values()])
     while True:
         try:
@@ -355,23 +355,79 @@ def _zygote_main(ctrl: socket.socket) -> None:
             ctrl.sendall(b'{"ok": true}')
         elif msg["op"] == "spawn":
             spec = WorkerSpec.from_json(msg["spec"])
-            pid = _spawn(fds, spec, ctrl)
+            pid, word = _spawn(fds, spec, ctrl)
             leaders.add(pid)
             homes[pid] = spec.home
-            if isolation.get(spec.level).sweep_at_zygote_exit:
-                seen[(spec.level, spec.ids)] = spec
+            backstop.spawned(pid, spec, word)
             for fd in fds:
                 os.close(fd)
             ctrl.sendall(json.dumps({"pid": pid}).encode())
         elif msg["op"] == "done":                       # the grader swept after its workers
-            seen.clear()
+            backstop.clear()
         elif msg["op"] == "reap":
             status = _reap_worker(msg["pid"], msg["timeout"], finished, leaders)
             if status is not None:                      # the grader removes its home next
                 homes.pop(msg["pid"], None)
+                backstop.reaped(msg["pid"])
             ctrl.sendall(json.dumps({"status": status}).encode())
         _reap_others(finished, leaders)
         lifetime.kill_orphans(leaders)
+
+
+class _Backstop:
+    """The zygote's sweep for a grader that died before sweeping after its workers.
+
+    Each worker says, on a pipe of its own and before any student code runs, whether Landlock
+    confined it to its home (``_CONFINED``) or not (``_UNCONFINED``). A worker user is swept
+    over every place it may write (a walk of the whole file system: seconds) only if one of
+    its workers ran unconfined; else its processes and kernel objects are enough (its homes
+    are removed by the zygote's other clean-up). A worker that said nothing never ran student
+    code: it failed or was killed during set-up.
+    """
+
+    def __init__(self) -> None:
+        self.specs: dict[tuple, WorkerSpec] = {}        # (level, ids) -> a spec, to sweep
+        self.words: dict[int, tuple[tuple, int]] = {}   # worker leader -> (its key, its pipe)
+        self.unconfined: set[tuple] = set()             # keys with a worker that ran unconfined
+
+    def spawned(self, pid: int, spec: WorkerSpec, word: int) -> None:
+        """A worker was forked; its pipe stays open until it is reaped (a worker writing to a
+        closed pipe would fail its set-up)."""
+        key = (spec.level, spec.ids)
+        if isolation.get(spec.level).sweep_at_zygote_exit:
+            self.specs[key] = spec
+        self.words[pid] = (key, word)
+
+    def reaped(self, pid: int) -> None:
+        if pid in self.words:
+            self._hear(*self.words.pop(pid))
+
+    def clear(self) -> None:
+        """The grader swept after its workers: nothing of theirs is left to sweep."""
+        self.specs.clear()
+        self.unconfined.clear()
+
+    def sweep(self) -> None:
+        """At the zygote's end, after every descendant is dead (their words are final)."""
+        for key, word in list(self.words.values()):
+            self._hear(key, word)
+        self.words.clear()
+        for key, spec in self.specs.items():       # only levels that sweep at the zygote's exit
+            isolation.get(spec.level).sweep(spec.ids, None, confined=key not in self.unconfined,
+                                            shared=tuple(spec.config.share))
+
+    def _hear(self, key: tuple, word: int) -> None:
+        try:
+            said = os.read(word, 1)
+        except OSError:                                 # nothing written, writer still open
+            said = b""
+        finally:
+            os.close(word)
+        if said == _UNCONFINED:
+            self.unconfined.add(key)
+
+
+_CONFINED, _UNCONFINED = b"1", b"0"
 
 
 def _freeze() -> None:
@@ -384,11 +440,6 @@ def _freeze() -> None:
     in series before the first worker can start. They stay, frozen, a few kB."""
     gc.freeze()
     lifetime.release_free_memory()
-
-
-def _sweep(spec: WorkerSpec) -> None:
-    """The backstop for a grader that died: its worker user's leftovers, everywhere."""
-    isolation.get(spec.level).sweep(spec.ids, None, confined=False, shared=tuple(spec.config.share))
 
 
 def _reap_worker(pid: int, timeout: float, finished: dict[int, int], leaders: set[int]) -> int | None:
@@ -429,13 +480,17 @@ def _reap_others(finished: dict[int, int], leaders: set[int]) -> None:
             finished[pid] = status
 
 
-def _spawn(fds: list[int], spec: WorkerSpec, ctrl: socket.socket) -> int:
+def _spawn(fds: list[int], spec: WorkerSpec, ctrl: socket.socket) -> tuple[int, int]:
+    """Fork a worker; its pid, and the read end of the pipe on which it says whether it is
+    confined (non-blocking: read once the worker is dead)."""
+    word, tell = os.pipe()
     pid = os.fork()
     if pid == 0:
         code = SETUP_FAILED
         try:
             ctrl.close()
-            _worker_entry(fds[0], fds[1], spec)
+            os.close(word)
+            _worker_entry(fds[0], fds[1], spec, tell)
             code = 0
         except BaseException as exc:                     # report set-up failures, never raise
             try:
@@ -444,10 +499,12 @@ def _spawn(fds: list[int], spec: WorkerSpec, ctrl: socket.socket) -> int:
                 pass
         finally:
             os._exit(code)
-    return pid
+    os.close(tell)
+    os.set_blocking(word, False)
+    return pid, word
 
 
-def _worker_entry(sock_fd: int, out_fd: int, spec: WorkerSpec) -> None:
+def _worker_entry(sock_fd: int, out_fd: int, spec: WorkerSpec, tell: int) -> None:
     lifetime.start_worker()                 # zygote's signal handlers off; dies with its parent
     os.setsid()
     try:                # RLIMIT_DATA is per process: if the container still runs out of memory
@@ -461,8 +518,7 @@ def _worker_entry(sock_fd: int, out_fd: int, spec: WorkerSpec) -> None:
     os.dup2(out_fd, 2)
     for fd in (devnull, out_fd):
         os.close(fd)
-    os.closerange(3, sock_fd)                            # the zygote's socket and anything else
-    os.closerange(sock_fd + 1, 65536)
+    _close_all_but(sock_fd, tell)                        # the zygote's socket and anything else
     # the parent's sys.stdout may wrap another fd (pytest's capture): rebind to fds 0-2
     sys.stdin = sys.__stdin__ = open(0, "r", closefd=False)
     sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, errors="replace", closefd=False)
@@ -479,6 +535,8 @@ def _worker_entry(sock_fd: int, out_fd: int, spec: WorkerSpec) -> None:
     tempfile.tempdir = None                 # the grader's (cached before the fork): the worker's TMPDIR
     level.rlimits(cfg)
     confined = level.confine(cfg, spec, root)
+    os.write(tell, _CONFINED if confined else _UNCONFINED)   # before any student code; raises
+    os.close(tell)                                       # if it cannot be said: no student code
     filtered = level.filter_syscalls(ipc_bounded)
     _single_threaded_maths()
     from autograder.sandbox.worker import serve
@@ -486,6 +544,15 @@ def _worker_entry(sock_fd: int, out_fd: int, spec: WorkerSpec) -> None:
                            syscall_filter=filtered, files_restricted=confined)
     wire.send(sock, ready.to_json())
     serve(sock)
+
+
+def _close_all_but(*keep: int) -> None:
+    """Close every descriptor from 3 up except ``keep``."""
+    start = 3
+    for fd in sorted(keep):
+        os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, 65536)
 
 
 def _single_threaded_maths() -> None:
