@@ -137,7 +137,7 @@ def run_public_tests(folder: Path | str, exercises, *, timeout: float = DEFAULT_
     out = out or sys.stdout
     from autograder import intake
     from autograder.grading import GradeRequest, grade
-    from autograder.sandbox import SandboxConfig, startup
+    from autograder.sandbox import SandboxConfig, levels, startup
     folder = find_release_root(folder)
     submission = intake.collect(folder, exercises)
     if not any(f.origin for f in submission.found.values()):
@@ -162,8 +162,9 @@ def run_public_tests(folder: Path | str, exercises, *, timeout: float = DEFAULT_
         print("(your code runs inside this process here: no time limits; press Ctrl-C if it hangs)",
               file=out)
     out.flush()
-    outcome = grade(GradeRequest(submission=folder, exercises=exercises, config=config,
-                                 public_only=True, in_process=in_process, collected=submission))
+    with levels.silenced():                       # the isolation is said below, in the student's words
+        outcome = grade(GradeRequest(submission=folder, exercises=exercises, config=config,
+                                     public_only=True, in_process=in_process, collected=submission))
     print(render(outcome, submission, exercises, verbose=verbose, isolation=isolation,
                  worth=public_worth(exercises)), file=out)
     return outcome

@@ -75,12 +75,16 @@ NOT_GRADED_EXIT = 3             # `grade`: some exercise was not run (results.js
 
 def failure_line(test) -> str:
     """A failed test in ``grade``'s terminal summary: its name, the first line of its message
-    (shortened: the full text is in results.json) and, in full, its likely cause (the kit's
-    own sentences, from the cause ids: never cut, they are what the student should read)."""
+    (shortened: the full text is in results.json; a first line that only announces what
+    follows, ending in ":", takes the next line along) and, in full, its likely cause (the
+    kit's own sentences, from the cause ids: never cut, they are what the student should read)."""
     from autograder import results
     from autograder.diagnosis.causes import text_of_ids
 
-    first = test.output.splitlines()[0] if test.output else ""
+    lines = test.output.splitlines() if test.output else [""]
+    first = lines[0]
+    if first.rstrip().endswith(":") and len(lines) > 1 and not lines[1].startswith("Likely cause:"):
+        first = first.rstrip() + " " + lines[1].strip()
     line = f"  ✗ {results.one_line(test.name, 200)}: {results.one_line(first, 160)}"
     if test.cause:
         line += "\n      Likely cause: " + text_of_ids(test.cause).replace("\n", "\n      ")

@@ -143,6 +143,10 @@ def test_check_gives_full_public_marks_to_the_solutions(release_copy, tmp_path):
     assert passed and passed[1] == passed[2] and int(passed[1]) > 0
     assert "/ 100 points" not in done.stdout               # no pretend grade
     _assert_honest_worth(done.stdout)
+    # the isolation is said once, in the student's words; the staff's warnings about grading
+    # untrusted submissions at the process level are not for a student checking their own code
+    assert "Isolation: " in done.stdout
+    assert "WARNING" not in done.stderr and "isolation: process" not in done.stderr, done.stderr[-2000:]
 
 
 @pytest.mark.slow

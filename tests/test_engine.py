@@ -361,6 +361,30 @@ def test_banned_apis_are_found_through_aliases():
     assert hits == ["line 3: torch.exp inside _exp, called from _norm (NumPy only)"], hits
 
 
+@pytest.mark.parametrize("future", [True, False], ids=["postponed", "evaluated"])
+def test_a_type_annotation_is_not_a_use(future):
+    """The contract forbids *using* torch in the NumPy functions (and using banned APIs):
+    naming a type in an annotation runs nothing of it (a blind student's false failure, s25:
+    ``mask: np.ndarray | torch.Tensor | None`` cost the banned-API test). What does run stays
+    a use: a default value, a decorator, a type check in the body."""
+    head = ("from __future__ import annotations\n" if future else "") + \
+        "import numpy as np\nimport torch\nfrom torch import nn\n"
+    annotated = head + (
+        "def softmax(x: np.ndarray | torch.Tensor, axis: int = -1) -> np.ndarray | torch.Tensor:\n"
+        "    shifted: torch.Tensor = x - x.max(axis, keepdims=True)\n"
+        "    return np.exp(shifted) / np.exp(shifted).sum(axis, keepdims=True)\n"
+        "def scaled_dot_product_attention(Q: torch.Tensor, K, V, mask=None) -> nn.MultiheadAttention:\n"
+        "    return Q\n")
+    assert intake.find_banned(annotated, contract.BY_ID["ex1"]) == []
+    running = head + (
+        "def softmax(x, axis=-1, eps=torch.finfo(torch.float32).eps):\n    return x\n"
+        "def scaled_dot_product_attention_np(Q, K, V, mask=None):\n"
+        "    if isinstance(Q, torch.Tensor):\n        raise TypeError('NumPy arrays only')\n    return Q, Q\n")
+    assert intake.find_banned(running, contract.BY_ID["ex1"]) == [
+        "line %d: torch.finfo inside softmax (NumPy only)" % (5 if future else 4),
+        "line %d: torch.Tensor inside scaled_dot_product_attention_np (NumPy only)" % (8 if future else 7)]
+
+
 def test_bans_hold_where_the_contract_puts_them():
     """The contract: "Not allowed: … in `AttentionClassifier`". A helper the class calls
     (directly or through another) is the class's code; a self-check elsewhere in the file, or

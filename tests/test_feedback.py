@@ -289,6 +289,22 @@ def test_the_terminal_summary_shows_the_likely_cause_in_full():
     assert "Likely cause" not in failure_line(TestResult("ex2", "t", 1.0, output="wrong"))
 
 
+def test_the_terminal_summary_does_not_stop_at_a_colon():
+    """A message whose first line only announces the detail ("… does not allow (…):") shows
+    that detail's first line too in grade's summary (a blind student, s25, saw nothing after
+    the colon there)."""
+    from autograder.cli import failure_line
+    from autograder.results import TestResult
+
+    banned = TestResult("ex1", "written by hand", 1.0, output=(
+        "attention.py uses APIs this exercise does not allow (write attention yourself):\n"
+        "  line 40: torch.exp inside softmax (NumPy only)\n  line 52: torch.log inside softmax (NumPy only)"))
+    first = failure_line(banned).splitlines()[0]
+    assert first.endswith("does not allow (write attention yourself): line 40: torch.exp inside softmax (NumPy only)")
+    plain = TestResult("ex1", "t", 1.0, output="wrong shape:\nLikely cause: a transpose")
+    assert failure_line(plain).splitlines()[0].endswith(": wrong shape:")
+
+
 def test_a_result_that_lost_its_size_one_axes_to_squeeze(monkeypatch):
     """(1, d_v) expected, (d_v,) returned: squeeze() without a dim in the student's file says
     why; without one in the code, nothing is said (it could be an index)."""

@@ -20,8 +20,9 @@ Conventions used throughout (they are also what the grader checks):
   ``(B, 1, m)``. Every query row has at least one allowed key. Fill masked scores
   with ``-inf`` or with a large negative number such as ``-1e9`` — both are accepted.
 * Never modify an input in place (no ``x -= ...`` on an argument).
-* The NumPy functions must not use ``torch`` or ``scipy``; they may compute in and
-  return float64 whatever the input's float type.
+* The NumPy functions must not use ``torch`` or ``scipy``, not even to check a type
+  (``isinstance(x, torch.Tensor)`` is a use; a type annotation that names one is not);
+  they may compute in and return float64 whatever the input's float type.
 * The PyTorch function must keep the input's dtype (float32 and float64 are both
   tested) and device, and stay differentiable: no ``.detach()``, ``.numpy()`` or
   ``.item()`` on the computation path.

@@ -27,7 +27,7 @@ def scan(source: str, ex: Exercise) -> SourceFacts:
         return SourceFacts()
     nodes = list(ast.walk(tree))                  # walked once, read twice
     aliases = _import_aliases(nodes)              # every import statement: name -> dotted path
-    return SourceFacts(_banned(tree, nodes, aliases, ex),
+    return SourceFacts(_banned(tree, nodes, aliases, ex, _annotation_nodes(nodes)),
                        frozenset(dotted.split(".")[0] for dotted in aliases.values()))
 
 
@@ -36,11 +36,15 @@ def find_banned(source: str, ex: Exercise) -> list[str]:
     return scan(source, ex).banned
 
 
-def _banned(tree: ast.Module, nodes: list[ast.AST], aliases: dict[str, str], ex: Exercise) -> list[str]:
+def _banned(tree: ast.Module, nodes: list[ast.AST], aliases: dict[str, str], ex: Exercise,
+            annotations: set[int]) -> list[str]:
+    """``annotations``: the ids of the nodes inside type annotations, never a use (below)."""
     operators = banned_operators(ex)              # other doors: torch.ops.aten.X, torch._C._nn.X
     hits: list[str] = []
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     for node in _in_scope(tree, nodes, functions, ex.banned_in):
+        if id(node) in annotations:
+            continue
         dotted = _dotted(node, aliases)
         if dotted and any(dotted == b or dotted.startswith(b + ".") for b in ex.banned):
             hits.append(f"line {node.lineno}: {dotted}")
@@ -52,7 +56,7 @@ def _banned(tree: ast.Module, nodes: list[ast.AST], aliases: dict[str, str], ex:
             callers.setdefault(helper, via)
     for name, via in callers.items():
         for node in ast.walk(functions[name]):
-            dotted = _dotted(node, aliases)
+            dotted = _dotted(node, aliases) if id(node) not in annotations else None
             if dotted and dotted.split(".")[0] in ("torch", "scipy"):
                 where = name if via == name else f"{name}, called from {via}"
                 hits.append(f"line {node.lineno}: {dotted} inside {where} (NumPy only)")
@@ -82,6 +86,23 @@ def _in_scope(tree: ast.Module, nodes: list[ast.AST], functions: dict[str, ast.F
         for name in sorted(helpers - set(banned_in)):
             scoped.extend(ast.walk(functions[name]))
     return scoped
+
+
+def _annotation_nodes(nodes: list[ast.AST]) -> set[int]:
+    """The ids of every node inside a type annotation (a parameter's, a return's, an annotated
+    assignment's target type). An annotation names a type and runs nothing of it (with ``from
+    __future__ import annotations`` it is never even evaluated), so ``mask: torch.Tensor |
+    None`` in a NumPy-only function is not torch used there, nor is ``-> nn.MultiheadAttention``
+    a banned class used. Default values and decorators do run: they stay in."""
+    roots: list[ast.AST] = []
+    for node in nodes:
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            roots.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            roots.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+    return {id(inner) for root in roots for inner in ast.walk(root)}
 
 
 def _is_main_block(node: ast.stmt) -> bool:

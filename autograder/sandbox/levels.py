@@ -33,9 +33,11 @@ allows is refused (:class:`IsolationUnavailable`), never silently weakened.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
+from typing import Iterator
 
 from autograder.sandbox import isolation
 
@@ -122,15 +124,29 @@ def spawned_level(config_value: str | None) -> tuple[str, str]:
 
 
 _announced: set[tuple[int, str, str]] = set()
+_silent = False                      # inside :func:`silenced`
+
+
+@contextlib.contextmanager
+def silenced() -> Iterator[None]:
+    """No :func:`announce` meanwhile: ``check``, where students run their own code on their own
+    machine (it says what isolation it used in its own words), and a warning meant for staff
+    grading untrusted submissions would only confuse them."""
+    global _silent
+    before, _silent = _silent, True
+    try:
+        yield
+    finally:
+        _silent = before
 
 
 def announce(level: str, why: str) -> None:
     """Print ``isolation: <level> — <why>`` to stderr, once per process, level and reason
     (a new reason, such as a forced level that runs student code as root, is always shown).
     At the process level, where nothing but a separate process stands between student code
-    and the user's files, it says so loudly."""
+    and the user's files, it says so loudly. Nothing inside :func:`silenced`."""
     key = (os.getpid(), level, why)
-    if key not in _announced:
+    if key not in _announced and not _silent:
         _announced.add(key)
         print(f"isolation: {level} — {why}", file=sys.stderr, flush=True)
         if level == "process" and not why.startswith("workers are started without fork"):

@@ -16,7 +16,8 @@ must end with it. The zygote does the cleaning, and does not need the workers' c
   that are the zygote's children but not workers it spawned are such orphans, killed as soon
   as the zygote handles a request;
 * on exit it SIGKILLs all its descendants, repeating until none is left, then runs its
-  clean-ups (:func:`on_shutdown`): the worker users' leftovers, and the home folders of the
+  clean-ups (:func:`on_shutdown`): the worker users' leftovers (their files everywhere only
+  where a worker ran without Landlock: ``forkserver._Backstop``), and the home folders of the
   workers the grader had not reaped (a grader killed mid-call cannot remove them itself).
 
 Backstop for a zygote that is itself SIGKILLed: every worker process gets
