@@ -75,6 +75,11 @@ class Ex2Cause(Cause):
     AXIS_LABELS_SWAPPED = (
         "ex2.axis_labels_swapped",
         "the labels are swapped (keys are columns, along x)")
+    LABEL_WORDING = (
+        "ex2.label_wording",
+        "a label must contain the word itself, capital letter included: \"Key\" in the x label "
+        "(\"Keys\" or \"Key token\" do) and \"Query\" in the y label (\"Queries\" does not: "
+        "the plural drops the y; nor does \"query\")")
     NO_COLOUR_LIMITS = (
         "ex2.no_colour_limits",
         "without vmin/vmax matplotlib scales the colours to each "

@@ -97,9 +97,11 @@ def expect_axis_labels(info: JSONObject, what: str) -> None:
     xlabel, ylabel = info.get("xlabel") or "", info.get("ylabel") or ""
     if "Key" not in xlabel or "Query" not in ylabel:
         swapped = "Query" in xlabel and "Key" in ylabel
+        worded = ("key" in xlabel.lower() and "quer" in ylabel.lower()
+                  and not ("quer" in xlabel.lower() and "key" in ylabel.lower()))
         fail(f"{what}: the x label must contain \"Key\" and the y label \"Query\"; got "
              f"x label {xlabel[:60]!r} and y label {ylabel[:60]!r}",
-             Ex2Cause.AXIS_LABELS_SWAPPED if swapped else None)
+             Ex2Cause.AXIS_LABELS_SWAPPED if swapped else Ex2Cause.LABEL_WORDING if worded else None)
 
 
 def expect_clim(info: JSONObject, what: str) -> None:
