@@ -752,6 +752,35 @@ def test_the_disk_measure_reads_deep_and_closed_folders(tmp_path):
         shutil.rmtree(home)
 
 
+def test_files_that_vanish_while_counted_count_nothing(tmp_path, monkeypatch):
+    """A file or folder removed between the listing and its stat or open (matplotlib writes its
+    cache through a temporary file it renames) is gone, not unreadable: the count stays small.
+    It counted as past any cap and stopped a worker that drew, with "your code wrote more than
+    256 MB" (ci74, the process level)."""
+    from autograder.sandbox import diskwatch
+    home = tmp_path / "home"
+    (home / "sub").mkdir(parents=True)
+    (home / "kept.bin").write_bytes(b"k" * 4096)
+    for name in ("tmp-file", "tmp-folder"):
+        (home / name).mkdir() if name.endswith("folder") else (home / name).write_bytes(b"t")
+    real_scandir = os.scandir
+
+    def listing_then_removal(folder):
+        entries = list(real_scandir(folder))
+        for name in ("tmp-file", "tmp-folder"):            # removed right after being listed
+            target = home / name
+            if target.is_dir():
+                target.rmdir()
+            elif target.exists():
+                target.unlink()
+        return iter(entries)
+
+    monkeypatch.setattr(diskwatch.os, "scandir", listing_then_removal)
+    held = diskwatch.held_bytes(str(home), None, 256 << 20)
+    assert held < 1 << 20, held
+    assert held >= 4096 + 2 * diskwatch.ENTRY_BYTES
+
+
 @pytest.mark.parametrize("case", ["plain", "bool_mask", "float_mask", "causal", "scale", "gqa", "unbatched"])
 def test_the_backstops_attention_is_torchs(case):
     """Where a worker's ban allows scaled-dot-product attention (ex5 outside AttentionClassifier),

@@ -79,6 +79,8 @@ def _home_sizes(home: str) -> Iterator[int]:
                     return
                 try:
                     info = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:          # removed since it was listed (a temporary
+                    continue                       # file renamed into place): nothing to count
                 except OSError:
                     yield UNREADABLE
                     return
@@ -86,14 +88,21 @@ def _home_sizes(home: str) -> Iterator[int]:
                 if stat.S_ISDIR(info.st_mode):
                     subfolders.append(entry.name)
             pending.append(subfolders)
-            while pending and not pending[-1] and folder is not None:   # this level is done: back up
-                pending.pop()
-                if pending:
-                    folder = _replace(folder, _open_folder("..", folder))
-            if folder is not None and pending:
-                folder = _replace(folder, _open_folder(pending[-1].pop(), folder))
-            if not pending:
-                return
+            while True:                            # on to the next folder still there
+                while pending and not pending[-1] and folder is not None:   # this level is done: back up
+                    pending.pop()
+                    if pending:
+                        up = _open_folder("..", folder)
+                        folder = _replace(folder, None if up == _VANISHED else up)
+                if folder is None:
+                    yield UNREADABLE
+                    return
+                if not pending:
+                    return
+                child = _open_folder(pending[-1].pop(), folder)
+                if child != _VANISHED:             # a folder removed since it was listed: skipped
+                    folder = _replace(folder, child)
+                    break
             if folder is None:
                 yield UNREADABLE
                 return
@@ -118,14 +127,23 @@ def _replace(old: int, new: int | None) -> int | None:
     return new
 
 
+_VANISHED = -1                # _open_folder: the folder is no longer there (never a descriptor)
+
+
 def _open_folder(name: str, parent: int) -> int | None:
+    """A descriptor of ``parent``'s folder ``name``; ``_VANISHED`` when it was removed (the
+    worker's files change while they are counted); None when it cannot be opened."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
         return os.open(name, flags, dir_fd=parent)
+    except FileNotFoundError:
+        return _VANISHED
     except PermissionError:
         try:
             os.chmod(name, 0o700, dir_fd=parent)
             return os.open(name, flags, dir_fd=parent)
+        except FileNotFoundError:
+            return _VANISHED
         except OSError:
             return None
     except OSError:

@@ -220,7 +220,18 @@ OTHER_ARGUMENTS = {"train_len": 4, "vocab_size": 6, "d_model": 8, "position": 3}
                     "extrapolation_experiment:args/d_model", "extrapolation_experiment:args/position")
 def test_experiment_uses_its_arguments(student):
     """extrapolation_experiment(train_len=4, vocab_size=6, d_model=8, position=3, steps=10) follows the procedure with them"""
-    seed = common.seed(203, name="arguments")
+    for offset in ARGUMENT_SEEDS:
+        _expect_the_arguments_followed(student, common.seed(offset, name="arguments"))
+
+
+# Hidden seeds of the arguments test. After 10 steps an accuracy is near chance, and for about
+# 1 seed in 60 the data of another position gives the same accuracies within SAMPLES_OFF (the
+# reference with position 1 instead of 3: 2 of 120 seeds); with three seeds a procedure that
+# ignores an argument is caught whatever the secret (a CI run's fresh secret missed it once).
+ARGUMENT_SEEDS = (203, 207, 208)
+
+
+def _expect_the_arguments_followed(student, seed: int) -> None:
     arguments = {**OTHER_ARGUMENTS, "steps": PROCEDURE_STEPS}
     call = "extrapolation_experiment(" + ", ".join(f"{k}={v}" for k, v in arguments.items()) + ", seed=<hidden>)"
     got = student.positional.extrapolation_experiment(**arguments, seed=seed)
