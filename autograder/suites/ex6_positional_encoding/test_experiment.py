@@ -175,6 +175,11 @@ TEST_SAMPLES = 256          # the docstring's test sets: an accuracy is a multip
 SAMPLES_OFF = 2             # kept apart from a different procedure (several samples) and from rounding
 
 
+def _in(value, low: float) -> bool:
+    """Whether ``value`` is a float in [low, 1] (NaN, inf and non-floats are not)."""
+    return isinstance(value, float) and low <= value <= 1.0
+
+
 @pytest.mark.covers("extrapolation_experiment", "LearnedPositionalEmbedding")
 @pytest.mark.points(1)
 @pytest.mark.contract("extrapolation_experiment")
@@ -260,11 +265,15 @@ def test_experiment_learns_the_task(experiment):
     experiment, untrained = experiment
     checks.expect_type(experiment, dict, "extrapolation_experiment()")
     # 0.9, or less where the procedure itself gives less for this seed (some seeds leave the
-    # sinusoidal model at 0.887 after 80 steps): never more than the procedure reaches.
-    reached = ref.extrapolation_experiment(seed=common.seed(**common.EXPERIMENT_SEED))
-    need = {k: min(LEARNED_AT_LEAST, reached[k] - SAMPLES_OFF / TEST_SAMPLES) for k in ("sinusoidal_train", "learned_train")}
-    low = {k: experiment.get(k) for k in need
-           if not isinstance(experiment.get(k), float) or not need[k] <= experiment[k] <= 1.0}      # NaN/inf: low
+    # sinusoidal model at 0.887 after 80 steps): never more than the procedure reaches. The bar
+    # is never above 0.9, so the reference's own training (a second default experiment, about
+    # a second of the grader's CPU) is needed only for an accuracy under 0.9.
+    below = [k for k in ("sinusoidal_train", "learned_train") if not _in(experiment.get(k), LEARNED_AT_LEAST)]
+    low = {}
+    if below:
+        reached = ref.extrapolation_experiment(seed=common.seed(**common.EXPERIMENT_SEED))
+        need = {k: min(LEARNED_AT_LEAST, reached[k] - SAMPLES_OFF / TEST_SAMPLES) for k in below}
+        low = {k: experiment.get(k) for k in below if not _in(experiment.get(k), need[k])}
     if low:
         shown = ", ".join(f"{k} = {v if not isinstance(v, float) else round(v, 3)}" for k, v in low.items())
         checks.fail(f"extrapolation_experiment(): with the defaults both models copy the token at "
