@@ -25,6 +25,7 @@ import pytest
 
 from autograder import results
 from helpers import kit_modes_restored
+import warm_cli
 from outside_python import outside_python
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,7 +119,7 @@ def grade(level: str, submission: Path, exercises: str, out: Path, *, timeout: f
     env.update(PYTHONPATH=str(kit), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", PYTHONHASHSEED="0",
                **(env_extra or {}))
     with kit_modes_restored():
-        proc = subprocess.run(cmd, cwd=out, env=env, capture_output=True, timeout=RUN_BUDGET_S)
+        proc = warm_cli.run(cmd, cwd=out, env=env, timeout=RUN_BUDGET_S)     # warm at the root levels
     stderr = proc.stderr.decode(errors="replace")
     assert results_path.exists(), f"no results.json ({proc.returncode}): {stderr[-3000:]}"
     data = json.loads(results_path.read_text(encoding="utf-8"))

@@ -25,6 +25,8 @@ from typing import Iterator
 
 from autograder import contract, results
 
+import warm_cli
+
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
 ASSIGNMENTS = ROOT / "assignments"
@@ -225,12 +227,12 @@ def grade_command(submission: Path, results_path: Path, *args: str, role: str = 
 
 
 def grade_cli(submission: Path, tmp: Path, *args: str, role: str = "cli") -> Graded:
-    """``python -m autograder grade`` in a subprocess (cwd: a scratch folder)."""
+    """``python -m autograder grade`` (cwd: a scratch folder), forked warm (:mod:`warm_cli`)."""
     results_path = tmp / "results" / "results.json"
     work = tmp / "cwd"
     work.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(grade_command(submission, results_path, *args, role=role), cwd=work,
-                          env=grader_env(), capture_output=True, text=True, timeout=GRADE_TIMEOUT_S)
+    proc = warm_cli.run(grade_command(submission, results_path, *args, role=role), cwd=work,
+                        env=grader_env(), text=True, timeout=GRADE_TIMEOUT_S)
     data = json.loads(results_path.read_text(encoding="utf-8"))
     results.validate(data)
     return Graded(data, proc.stdout, proc.stderr, proc.returncode)

@@ -38,6 +38,7 @@ import pytest
 
 from autograder import results as results_mod
 from helpers import stub_source, worker_user
+import warm_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "hostile"
@@ -355,7 +356,7 @@ def grade_case(case: str, tmp: Path, grading: Grading = Grading()) -> Run:
         cmd += ["--memory-mb", str(spec.memory_mb)]
     started = time.monotonic()
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, timeout=RUN_BUDGET_S)
+        proc = warm_cli.run(cmd, cwd=ROOT, env=env, timeout=RUN_BUDGET_S)    # warm when this Python
     except subprocess.TimeoutExpired:
         pytest.fail(f"{case}: grading did not finish within {RUN_BUDGET_S:g} s")
     elapsed = time.monotonic() - started

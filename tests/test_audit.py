@@ -26,6 +26,7 @@ from autograder.audit import model, tables
 from autograder.audit.cases import Case, CaseKind
 from autograder.packaging.release.markers import strip_solutions
 from helpers import ROOT, SUBMISSIONS, grader_env
+import warm_cli
 from mutants import as_submitted, expected_failures, make_patch, mutant_source
 from student_corpus_cases import folders
 
@@ -116,8 +117,8 @@ def odd_folder(tmp_path: Path) -> Path:
 def run_audit(cwd: Path, *args: str) -> AuditRun:
     """``python -m autograder audit … --out report`` from ``cwd``; the report read back from
     ``cwd/report`` (a relative --out lands in the working folder)."""
-    proc = subprocess.run([sys.executable, "-m", "autograder", "audit", *args, "--out", "report"],
-                          cwd=cwd, env=grader_env(), capture_output=True, text=True, timeout=AUDIT_TIMEOUT_S)
+    proc = warm_cli.run([sys.executable, "-m", "autograder", "audit", *args, "--out", "report"],
+                        cwd=cwd, env=grader_env(), text=True, timeout=AUDIT_TIMEOUT_S)
     out = cwd / "report"
     assert (out / "audit.json").is_file(), proc.stdout[-3000:] + proc.stderr[-5000:]
     return AuditRun(proc.returncode, proc.stdout, proc.stderr,

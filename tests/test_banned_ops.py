@@ -30,6 +30,7 @@ from autograder.grading import GradeRequest, grade
 from autograder.results import Results
 from autograder.sandbox import SandboxConfig
 from helpers import ROOT, kit_modes_restored, make_submission, solution_file, worker_user
+import warm_cli
 
 WORKER_USER = worker_user("banned")
 IS_ROOT = os.geteuid() == 0
@@ -261,10 +262,9 @@ def _cli(tmp: Path, ex_id: str, source: str, level: str, env_extra: dict | None 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env.update(PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", **(env_extra or {}))
     with kit_modes_restored():
-        proc = subprocess.run([python, "-m", "autograder", "grade", str(folder), "--exercises", ex_id,
-                               "--results", str(results_path), "--worker-user", WORKER_USER,
-                               "--isolation", level], cwd=tmp, env=env, capture_output=True,
-                              text=True, timeout=300)
+        proc = warm_cli.run([python, "-m", "autograder", "grade", str(folder), "--exercises", ex_id,
+                             "--results", str(results_path), "--worker-user", WORKER_USER,
+                             "--isolation", level], cwd=tmp, env=env, text=True, timeout=300)
     assert results_path.exists(), proc.stderr[-3000:]
     data = json.loads(results_path.read_text())
     assert data["extra_data"]["isolation"] == level, proc.stderr[-2000:]

@@ -21,6 +21,7 @@ from autograder import contract, intake, results, textsafe
 from autograder.sandbox import protocol, wire
 from helpers import worker_user
 from helpers import grader_env, solution
+import warm_cli
 
 WORKER_USER = worker_user("bstr")
 UNSAFE_SPRAY = "".join(chr(c) for c in range(0x20)) + "\x7f\x85\u2028\u2029\u202a\u202b\u202d\u202e\u2066\u2069"
@@ -189,9 +190,8 @@ def _grade(submission: Path, tmp: Path, *args: str) -> dict:
     out = tmp / "out" / "results.json"
     work = tmp / "cwd"
     work.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", os.fsdecode(submission), "--results",
-                           str(out), "--worker-user", WORKER_USER, *args], cwd=work, env=grader_env(),
-                          capture_output=True, timeout=600)
+    proc = warm_cli.run([sys.executable, "-m", "autograder", "grade", os.fsdecode(submission), "--results",
+                         str(out), "--worker-user", WORKER_USER, *args], cwd=work, env=grader_env(), timeout=600)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     assert out.stat().st_size < 1_000_000
     data = json.loads(out.read_bytes().decode("utf-8"))        # strict: valid UTF-8
