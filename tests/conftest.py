@@ -22,11 +22,16 @@ through ``AUTOGRADER_WORKER_USER``, so processes never sweep each other's worker
 
 The run's first process byte-compiles the kit before anything grades (``helpers.compile_kit``):
 with ``PYTHONDONTWRITEBYTECODE`` set, every fresh grader compiled it again otherwise.
+The first test process also starts the Docker replica's image build in the background once it
+has collected the replica test (``replica_prebuild.py``): minutes of network and disk waits
+that no longer hold a test process.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Iterator
@@ -36,7 +41,8 @@ import pytest
 from autograder.sandbox import forkserver, levels
 from autograder.sandbox.limits import WORKER_USER_ENV
 from gradings import Gradings
-from helpers import compile_kit, kit_modes_restored, worker_user
+from helpers import ROOT, compile_kit, kit_modes_restored, worker_user
+import replica_prebuild
 import scheduling
 
 if "PYTEST_XDIST_WORKER" not in os.environ:     # the first process of the run, before any grader
@@ -78,6 +84,32 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     recorder = session.config.pluginmanager.get_plugin("record-durations")
     if recorder is not None:
         recorder.write()
+    if _PREBUILD and _PREBUILD[0].poll() is None:    # the replica test did not run to wait for it
+        _PREBUILD[0].terminate()
+        _PREBUILD[0].wait(timeout=60)
+
+
+REPLICA_TEST = "test_replica.py::test_replica_grades_like_gradescope"
+_PREBUILD: list[subprocess.Popen] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The first test process starts building the Docker replica's image in the background
+    (tests/replica_prebuild.py) as soon as it knows the replica test will run and Docker
+    answers: the build mostly waits on the network and the disk, and the test, whenever its
+    turn comes, waits for it and reuses the image."""
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return
+    if not any(item.nodeid.endswith(REPLICA_TEST) for item in session.items):
+        return
+    from autograder.packaging.verify import replica
+    if not replica.docker_available()[0]:
+        return
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    with open(Path(tempfile.gettempdir()) / replica_prebuild.LOG_NAME, "w", encoding="utf-8") as log:
+        _PREBUILD.append(subprocess.Popen([sys.executable, replica_prebuild.__file__], cwd=ROOT, env=env,
+                                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                          start_new_session=True))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

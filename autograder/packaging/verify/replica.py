@@ -30,6 +30,7 @@ The ``==`` lines of ``setup.sh`` are shown as they come, with the time since the
 from __future__ import annotations
 
 import configparser
+import contextlib
 import hashlib
 import os
 import re
@@ -303,9 +304,44 @@ def build_image(zip_path: Path, base: str | None = None, rebuild: bool = False,
     """The replica's image for ``zip_path`` and the seconds its build took (None: reused)."""
     sha = zip_sha256(zip_path)
     name = image_name(sha) + ("" if not base else "-" + re.sub(r"[^a-z0-9_.-]+", "-", base.lower())[:40])
-    if not rebuild and _image_label(name, ZIP_LABEL) == sha:
-        say(f"replica: reusing image {name} (built from this zip, sha256 {sha[:16]})")
-        return name, None
+    with _build_lock(say):
+        if not rebuild and _image_label(name, ZIP_LABEL) == sha:
+            say(f"replica: reusing image {name} (built from this zip, sha256 {sha[:16]})")
+            return name, None
+        return _build_image(zip_path, name, sha, base, rebuild, torch_find_links, torch_index, log_dir, say)
+
+
+BUILD_LOCK_NAME = "attention-autograder-replica.lock"     # in the temporary folder
+
+
+@contextlib.contextmanager
+def _build_lock(say: Callable[[str], None]):
+    """One replica build at a time on this machine (the Docker daemon is the machine's): a
+    second build of the same zip waits, then reuses the first one's images instead of building
+    them again beside it (the kit's own tests start one early, tests/replica_prebuild.py). A
+    lock file that cannot be opened (another user's) is no lock, nor is one where ``fcntl`` is
+    missing (Windows)."""
+    try:
+        import fcntl
+        fd = os.open(Path(tempfile.gettempdir()) / BUILD_LOCK_NAME,
+                     os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say("replica: another replica build is running on this machine: waiting for it")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _build_image(zip_path: Path, name: str, sha: str, base: str | None, rebuild: bool,
+                 torch_find_links: str | None, torch_index: str | None, log_dir: Path | None,
+                 say: Callable[[str], None]) -> tuple[str, float | None]:
     base_name = base_image(base, say)
     with tempfile.TemporaryDirectory(prefix="replica-build-") as tmp:
         stage = Path(tmp)
