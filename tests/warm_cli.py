@@ -49,7 +49,7 @@ _ROOM_PADDING = {f"AGTEST_WARM_ROOM_{i}": "x" * (100_000 - 40) for i in range(3)
 # --------------------------------------------------------------------------- the caller's side
 
 def run(args: list[str], *, cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None,
-        timeout: float | None = None, text: bool = False, input_devnull: bool = True) -> subprocess.CompletedProcess:
+        timeout: float | None = None, text: bool = False) -> subprocess.CompletedProcess:
     """``subprocess.run(args, cwd=cwd, env=env, capture_output=True, timeout=timeout, text=text)``
     for ``args`` = ``[PYTHON, "-m", "autograder", …]``, forked from PYTHON's warm server; any
     other command (a prefix such as ``setpriv``, another module, ``-c``), or a PYTHON whose
@@ -57,7 +57,7 @@ def run(args: list[str], *, cwd: str | os.PathLike | None = None, env: dict[str,
     server = _server(os.fspath(args[0])) if _forkable(args) else None
     if server is None:
         return subprocess.run(args, cwd=cwd, env=env, capture_output=True, timeout=timeout, text=text,
-                              stdin=subprocess.DEVNULL if input_devnull else None)
+                              stdin=subprocess.DEVNULL)
     request = {"args": list(map(str, args[3:])), "cwd": os.fspath(cwd) if cwd is not None else os.getcwd()}
     block = b"".join(os.fsencode(k) + b"=" + os.fsencode(v) + b"\0"
                      for k, v in (os.environ if env is None else env).items())
@@ -236,8 +236,7 @@ def _become_command(request: dict, conn: socket.socket, fds: list[int], base_pat
         import traceback
         traceback.print_exc()
     finally:
-        import atexit as _atexit
-        _atexit._run_exitfuncs()
+        atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
