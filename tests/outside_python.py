@@ -9,8 +9,8 @@ running at once (``pytest -n``) wait for each other on a lock while it is being 
 The venv gets the distributions of :data:`PACKAGES` and everything they require, at the versions
 this interpreter's environment has, hard-linked from it (each distribution's ``RECORD``: its
 modules, compiled bytecode and libraries; the same file system, so a second or two instead of
-a minute of pip unpacking and compiling torch). Where that cannot be done (no ``RECORD``, another
-file system, another Python minor version), pip installs them, torch as in the Makefile: the
+a minute of pip unpacking and compiling torch). Where that cannot be done (a distribution missing
+or without ``RECORD``, another file system), pip installs them, torch as in the Makefile: the
 CPU wheel from ``/opt/wheels`` when present, else from PyTorch's CPU index (never the CUDA
 wheels).
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -45,37 +44,18 @@ def _site_packages() -> Path:
     return VENV / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 
 
-def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _closure(names: tuple[str, ...]) -> list[metadata.Distribution]:
-    """The distributions ``names`` need here: each, and what it requires (extras and
-    requirements whose markers do not hold on this interpreter left out)."""
-    from packaging.requirements import Requirement
-    found: dict[str, metadata.Distribution] = {}
-    todo = [_normal(n) for n in names]
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        found[name] = dist = metadata.distribution(name)
-        for line in dist.requires or ():
-            requirement = Requirement(line)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                todo.append(_normal(requirement.name))
-    return list(found.values())
-
-
 def _link_distributions(target: Path) -> bool:
-    """Hard-link :data:`PACKAGES`' distributions (and their requirements) from this
-    interpreter's environment into ``target``; False, with ``target`` left to be removed, when
-    one of them has no file list or a file cannot be linked (another file system)."""
+    """Hard-link :data:`PACKAGES`' distributions and what they require (found as the build
+    pins Gradescope's: markers for this interpreter, no extras) from this interpreter's
+    environment into ``target``; False, with ``target`` left to be removed, when one is missing
+    or has no file list, or a file cannot be linked (another file system)."""
+    from autograder.packaging.exports.gradescope import BuildError, grading_requirements
     try:
-        dists = _closure(PACKAGES)
-    except metadata.PackageNotFoundError:
+        names = grading_requirements(PACKAGES)
+    except BuildError:
         return False
-    for dist in dists:
+    for name in names:
+        dist = metadata.distribution(name)
         if dist.files is None:
             return False
         for entry in dist.files:
