@@ -1,4 +1,5 @@
-"""A Python outside ``/root`` with what grading needs, for the tests of the *user* level.
+"""A Python outside ``/root`` with what grading and ``batch`` need, for the tests of the *user*
+level and of a TA without root.
 
 Gradescope's Python lives outside the grader's home; here the kit's venv lives under ``/root``
 (mode 0700), which the worker user cannot read, so the user level refuses it. The tests that
@@ -27,7 +28,8 @@ from pathlib import Path
 VENV = Path("/opt/agtest-venv")
 PYTHON = VENV / "bin" / "python"
 LOCK = Path("/opt/.agtest-venv.lock")
-PACKAGES = ("torch", "numpy", "matplotlib", "pytest", "jsonschema")
+# what grading needs, and what a TA's `batch` adds (its progress bar, its report.html)
+PACKAGES = ("torch", "numpy", "matplotlib", "pytest", "jsonschema", "tqdm", "jinja2")
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
@@ -75,9 +77,10 @@ def _link_distributions(target: Path) -> bool:
 
 
 def outside_python() -> Path:
-    """The venv's interpreter, made if missing (idempotent; a half-made venv is made again)."""
-    ready = VENV / ".ready"
-    if ready.exists():
+    """The venv's interpreter, made if missing (idempotent; a half-made venv, or one made for
+    other :data:`PACKAGES`, is made again)."""
+    ready, wanted = VENV / ".ready", " ".join(PACKAGES)
+    if _made_for(ready) == wanted:
         return PYTHON
     base = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}",
                         path="/usr/bin:/usr/local/bin")
@@ -86,7 +89,7 @@ def outside_python() -> Path:
                            f"(python{sys.version_info.major}.{sys.version_info.minor} in /usr/bin)")
     with open(LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not ready.exists():
+        if _made_for(ready) != wanted:
             shutil.rmtree(VENV, ignore_errors=True)
             subprocess.run([base, "-m", "venv", "--without-pip", str(VENV)], check=True)
             if not _link_distributions(_site_packages()):
@@ -95,5 +98,13 @@ def outside_python() -> Path:
                 subprocess.run([str(PYTHON), "-m", "pip", "install", "-q", *_torch_requirement(),
                                 *(p for p in PACKAGES if p != "torch")], check=True)
             os.chmod(VENV, 0o755)
-            ready.touch()
+            ready.write_text(wanted)
     return PYTHON
+
+
+def _made_for(ready: Path) -> str | None:
+    """The packages a finished venv was made for (None: not finished)."""
+    try:
+        return ready.read_text()
+    except OSError:
+        return None

@@ -15,11 +15,13 @@
 """
 from __future__ import annotations
 
+import csv
 import json
 import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -536,6 +538,20 @@ try:
     _got["home"] = str(len(_os.listdir("@HOME@")))
 except OSError as _exc:
     _got["home"] = _exc.strerror
+# a file's metadata: Landlock does not govern it, and the TA owns these files (red team: a
+# chmod 0 of the class, kit and output folders ended a TA's batch with no gradebook)
+for _label, _change in (
+        ("chmod gradebook", lambda: _os.chmod("@HOME@/gradebook.csv", 0)),
+        ("chmod classmate", lambda: _os.chmod("@CLASS@/bob", 0o777)),
+        ("chown gradebook", lambda: _os.chown("@HOME@/gradebook.csv", _os.getuid(), _os.getgid())),
+        ("utime gradebook", lambda: _os.utime("@HOME@/gradebook.csv", (0, 0))),
+        ("xattr gradebook", lambda: _os.setxattr("@HOME@/gradebook.csv", "user.ag", b"1")),
+        ("fchmod own file", lambda: _os.fchmod(_os.open("mine", _os.O_CREAT | _os.O_WRONLY, 0o600), 0o777))):
+    try:
+        _change()
+        _got[_label] = "done"
+    except OSError as _exc:
+        _got[_label] = _exc.strerror
 
 
 def report():
@@ -555,6 +571,7 @@ def ta_home(outside_python_path):
     for name in ("autograder", "reference"):
         shutil.copytree(ROOT / name, work / "kit" / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (home / "gradebook.csv").write_text("student,score\n")
+    os.chmod(home / "gradebook.csv", 0o644)             # whatever an earlier run left
     for student, text in (("ann", None), ("bob", solution("ex1"))):
         (work / "class" / student).mkdir(parents=True)
         if text:
@@ -587,8 +604,11 @@ def _as_ta(cmd: list[str], cwd: Path, env_extra: dict | None = None) -> subproce
 def test_a_ta_without_root_keeps_their_files(ta_home, outside_python_path):
     """`grade` run by an ordinary user: the landlock level. The attacking submission keeps its
     honest points (the attack is not graded), writes nothing of the TA's, reads no classmate,
-    reaches no local server and cannot signal the grader."""
+    reaches no local server, cannot signal the grader and changes no file's mode, owner, times
+    or extended attributes (not even its own file's, by descriptor)."""
     home, work = ta_home
+    gradebook = home / "gradebook.csv"
+    kept = _metadata(gradebook, work / "class" / "bob")
     server = socket.create_server(("127.0.0.1", 0))        # stands for a Dask scheduler
     port = server.getsockname()[1]
     threading.Thread(target=_accept_all, args=(server,), daemon=True).start()
@@ -612,12 +632,71 @@ def test_a_ta_without_root_keeps_their_files(ta_home, outside_python_path):
     assert level == "landlock", done.stderr[-2000:]
     assert got["gradebook"] == got["new file"] == got["classmate"] == got["home"] == "Permission denied", got
     assert got["scheduler"] == "Permission denied" and got["signal"] == "Operation not permitted", got
+    assert {got[label] for label in METADATA_CHANGES} == {"Operation not permitted"}, got
+    assert _metadata(gradebook, work / "class" / "bob") == kept
     assert (home / "gradebook.csv").read_text() == "student,score\n" and not (home / "pwned.txt").exists()
     graded = _as_ta([str(outside_python_path), "-m", "autograder", "grade", str(work / "class" / "ann"),
                      "--exercises", "ex1", "--results", str(work / "r.json")], work)
     data = json.loads((work / "r.json").read_text())
     assert data["extra_data"]["isolation"] == "landlock" and data["score"] == 20.0, graded.stderr[-2000:]
     assert (home / "gradebook.csv").read_text() == "student,score\n" and not (home / "pwned.txt").exists()
+    assert _metadata(gradebook, work / "class" / "bob") == kept
+
+
+METADATA_CHANGES = ("chmod gradebook", "chmod classmate", "chown gradebook", "utime gradebook",
+                    "xattr gradebook", "fchmod own file")
+
+
+def _metadata(*paths: Path) -> dict:
+    """What a worker must not change of ``paths``: mode, owner, extended attributes and a
+    file's modification time (not a folder's, which the grader's own files move, nor the access
+    time, which the test's own reads may move)."""
+    def of(path: Path) -> tuple:
+        info = os.stat(path)
+        when = info.st_mtime_ns if stat.S_ISREG(info.st_mode) else None
+        return info.st_mode, info.st_uid, info.st_gid, when, sorted(os.listxattr(path))
+    return {path: of(path) for path in paths}
+
+
+CLOSE_EVERYTHING = '''
+
+import os as _os
+for _path in @PATHS@:
+    try:
+        _os.chmod(_path, 0)
+    except OSError:
+        pass
+'''
+
+
+@needs_root
+@needs_landlock
+def test_a_submission_cannot_close_the_tas_folders_in_a_batch(ta_home, outside_python_path):
+    """A TA's `batch` (the landlock level, two jobs): a submission that `chmod 0`s the class
+    folder, its classmate's folder, the kit, the output folder and the TA's home (the red
+    team's attack found them in the worker's memory; it ended the batch with no gradebook and
+    left every one of them closed) changes no mode, and both students are graded."""
+    home, work = ta_home
+    out = work / "out"
+    out.mkdir(exist_ok=True)
+    folders = [work / "class", work / "class" / "bob", work / "kit" / "autograder", work / "kit" / "reference",
+               out, home]
+    attack = CLOSE_EVERYTHING.replace("@PATHS@", repr([str(p) for p in folders]))
+    (work / "class" / "ann" / "attention.py").write_text(solution("ex1") + attack)
+    subprocess.run(["chown", "-R", f"{TA}:{TA}", str(work)], check=True)
+    kept = _metadata(*folders)
+    done = _as_ta([str(outside_python_path), "-m", "autograder", "batch", str(work / "class"), "--jobs", "2",
+                   "--out", str(out / "grades.csv"), "--exercises", "ex1", "--no-progress"], work)
+    changed = {str(p): oct(os.stat(p).st_mode) for p, was in kept.items() if _metadata(p)[p] != was}
+    for path in kept:                                # for the fixture's next tests, whatever happened
+        os.chmod(path, kept[path][0] & 0o7777)
+    assert not changed, (changed, done.stderr[-3000:])
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["submission"]: row for row in csv.DictReader(handle)}
+    assert {name: float(row["total"]) for name, row in rows.items()} == {"ann": 20.0, "bob": 20.0}, rows
+    isolation = json.loads((out / "results" / "ann" / "results.json").read_text())["extra_data"]["isolation"]
+    assert isolation == "landlock", done.stderr[-2000:]
 
 
 @needs_root

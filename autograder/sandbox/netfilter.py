@@ -27,6 +27,15 @@ student code (it needs no root: ``no_new_privs`` is set first). What it guarante
   (whose flags the filter cannot read) with ENOSYS, so the C library starts threads and
   processes with ``clone``: a user namespace of its own would let the worker mount a tmpfs
   past every memory and disk cap, and reach kernel code meant for administrators.
+* Changes to a file's metadata fail with EPERM: its mode (``chmod``, ``fchmod``, ``fchmodat``,
+  ``fchmodat2``), owner (``chown`` and its kin), times (``utime``, ``utimes``, ``futimesat``,
+  ``utimensat``) and extended attributes (``setxattr``, ``removexattr`` and their kin). Landlock
+  governs reading and writing a file's contents, not these, and at the *landlock* and
+  *process* levels the worker runs as the grader's own user, the owner of the TA's files: a
+  ``chmod 0`` of the class folder, the output folder and the kit ended a TA's whole ``batch``
+  with no gradebook (red team), and the mode of a file it may only read (the TA's own venv)
+  would be its to change. By path or by descriptor, in its own folder too: the worker has no
+  reason to change a mode, and a filter cannot tell one path from another.
 * System calls of a foreign ABI (a 32-bit ``socketcall`` or ``ipc``) and the x32 ABI fail
   with EPERM: the filter matches system call numbers, which only mean something in the
   native ABI.
@@ -54,12 +63,23 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
                             "execve": 59, "execveat": 322, "memfd_create": 319, "memfd_secret": 447,
                             "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240,
                             "add_key": 248, "request_key": 249, "keyctl": 250,
-                            "unshare": 272, "setns": 308, "clone": 56, "clone3": 435}),
+                            "unshare": 272, "setns": 308, "clone": 56, "clone3": 435,
+                            "chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
+                            "chown": 92, "fchown": 93, "lchown": 94, "fchownat": 260,
+                            "utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280,
+                            "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "setxattrat": 463,
+                            "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199,
+                            "removexattrat": 466}),
     "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "connect": 203, "io_uring_setup": 425,
                              "execve": 221, "execveat": 281, "memfd_create": 279, "memfd_secret": 447,
                              "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180,
                              "add_key": 217, "request_key": 218, "keyctl": 219,
-                             "unshare": 97, "setns": 268, "clone": 220, "clone3": 435}),
+                             "unshare": 97, "setns": 268, "clone": 220, "clone3": 435,
+                             "fchmod": 52, "fchmodat": 53, "fchmodat2": 452,
+                             "fchown": 55, "fchownat": 54, "utimensat": 88,
+                             "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "setxattrat": 463,
+                             "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
+                             "removexattrat": 466}),
 }
 SOCKET_CALLS = ("socket", "socketpair")     # first argument: the address family
 IPC_CALLS = ("shmget", "semget", "msgget", "mq_open")
@@ -67,6 +87,11 @@ EXEC_CALLS = ("execve", "execveat")
 MEMFD_CALLS = ("memfd_create", "memfd_secret")     # memory no process's resident size shows
 KEY_CALLS = ("add_key", "request_key", "keyctl")    # kernel keyrings outlive the worker, shared by uid
 NAMESPACE_CALLS = ("unshare", "setns")              # a namespace of its own: mounts past every cap
+# a file's mode, owner, times and extended attributes: Landlock does not govern them (the
+# generic table of aarch64 has only the *at and f* forms; the others are skipped there)
+METADATA_CALLS = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+                  "utime", "utimes", "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr",
+                  "setxattrat", "removexattr", "lremovexattr", "fremovexattr", "removexattrat")
 CLONE_NEWUSER = 0x10000000
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
@@ -123,6 +148,7 @@ def program(machine: str | None = None, refuse_ipc: bool = False,
     refused = [("io_uring_setup", errno.ENOSYS), *((name, errno.EACCES) for name in EXEC_CALLS),
                *((name, errno.EPERM) for name in MEMFD_CALLS), *((name, errno.EPERM) for name in KEY_CALLS),
                *((name, errno.EPERM) for name in NAMESPACE_CALLS),
+               *((name, errno.EPERM) for name in METADATA_CALLS if name in nr),
                ("clone3", errno.ENOSYS)]          # flags out of the filter's sight: the C library falls back to clone
     if refuse_ipc:
         refused += [(name, errno.EPERM) for name in IPC_CALLS]
