@@ -104,6 +104,53 @@ def test_filter_refuses_every_family_but_unix(refuse_ipc):
     assert got["shmget"] == ("EPERM" if refuse_ipc else "ok")
 
 
+def _file_probe(folder: str) -> bytes:
+    """Under the filter: a file's metadata, inode flags, watches and leases refused, what
+    Python's own file handling uses (open, write, fcntl's F_GETFL, a tty query) left alone."""
+    import fcntl
+    installed = netfilter.block_network()
+    path = os.path.join(folder, "mine")
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    os.write(fd, b"x")
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def outcome(change) -> str:
+        try:
+            change()
+            return "done"
+        except OSError as exc:
+            return errno.errorcode.get(exc.errno, str(exc.errno))
+
+    def inotify() -> None:
+        if libc.inotify_init1(0) < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+
+    got = {"installed": installed,
+           "chmod": outcome(lambda: os.chmod(path, 0o644)), "fchmod": outcome(lambda: os.fchmod(fd, 0o644)),
+           "utime": outcome(lambda: os.utime(path, (0, 0))),
+           "setxattr": outcome(lambda: os.setxattr(path, "user.ag", b"1")),
+           "setflags": outcome(lambda: fcntl.ioctl(fd, 0x40086602, b"\0" * 8)),
+           "lease": outcome(lambda: fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)),
+           "inotify": outcome(inotify),
+           "getfl": outcome(lambda: fcntl.fcntl(fd, fcntl.F_GETFL)),
+           "tty": outcome(lambda: fcntl.ioctl(fd, 0x5401, b"\0" * 64)),     # TCGETS: the kernel answers
+           "read": outcome(lambda: os.pread(fd, 1, 0))}
+    return json.dumps(got).encode()
+
+
+@pytest.mark.skipif(netfilter.program() is None, reason="no filter known for this machine")
+def test_filter_refuses_metadata_watches_and_leases(tmp_path):
+    """Landlock governs a file's contents, not its mode, owner, times, xattrs or inode flags,
+    nor watches and leases on it: the filter refuses those (by path and by descriptor, on the
+    worker's own file too), and nothing Python's own file handling needs."""
+    got = json.loads(_in_child(lambda: _file_probe(str(tmp_path))))
+    assert got["installed"] is True
+    refused = ("chmod", "fchmod", "utime", "setxattr", "setflags", "lease", "inotify")
+    assert {name: got[name] for name in refused} == {name: "EPERM" for name in refused}, got
+    assert got["getfl"] == got["read"] == "done" and got["tty"] == "ENOTTY", got     # reached the kernel
+    assert os.stat(tmp_path / "mine").st_mode & 0o777 == 0o600
+
+
 # --------------------------------------------------------------------------- (7) IPC: sweep
 
 def _shm_rows(uid: int) -> list[tuple[str, int]]:

@@ -538,15 +538,29 @@ try:
     _got["home"] = str(len(_os.listdir("@HOME@")))
 except OSError as _exc:
     _got["home"] = _exc.strerror
-# a file's metadata: Landlock does not govern it, and the TA owns these files (red team: a
-# chmod 0 of the class, kit and output folders ended a TA's batch with no gradebook)
+# a file's metadata, inode flags, watches and leases: Landlock does not govern them, and the TA
+# owns these files (red team: a chmod 0 of the class, kit and output folders ended a TA's batch
+# with no gradebook; an inotify watch on the class folder it may not list named every classmate)
+import ctypes as _ctypes, fcntl as _fcntl
+
+
+def _watch(folder):
+    libc = _ctypes.CDLL(None, use_errno=True)
+    queue = libc.inotify_init1(0)
+    if queue < 0 or libc.inotify_add_watch(queue, folder.encode(), 0x100) < 0:      # IN_CREATE
+        raise OSError(_ctypes.get_errno(), _os.strerror(_ctypes.get_errno()))
+
+
 for _label, _change in (
         ("chmod gradebook", lambda: _os.chmod("@HOME@/gradebook.csv", 0)),
         ("chmod classmate", lambda: _os.chmod("@CLASS@/bob", 0o777)),
         ("chown gradebook", lambda: _os.chown("@HOME@/gradebook.csv", _os.getuid(), _os.getgid())),
         ("utime gradebook", lambda: _os.utime("@HOME@/gradebook.csv", (0, 0))),
         ("xattr gradebook", lambda: _os.setxattr("@HOME@/gradebook.csv", "user.ag", b"1")),
-        ("fchmod own file", lambda: _os.fchmod(_os.open("mine", _os.O_CREAT | _os.O_WRONLY, 0o600), 0o777))):
+        ("fchmod own file", lambda: _os.fchmod(_os.open("mine", _os.O_CREAT | _os.O_WRONLY, 0o600), 0o777)),
+        ("flags own file", lambda: _fcntl.ioctl(_os.open("mine", _os.O_RDONLY), 0x40086602, b"\\0" * 8)),
+        ("lease own file", lambda: _fcntl.fcntl(_os.open("mine", _os.O_RDONLY), _fcntl.F_SETLEASE, _fcntl.F_RDLCK)),
+        ("watch class", lambda: _watch("@CLASS@"))):
     try:
         _change()
         _got[_label] = "done"
@@ -604,8 +618,9 @@ def _as_ta(cmd: list[str], cwd: Path, env_extra: dict | None = None) -> subproce
 def test_a_ta_without_root_keeps_their_files(ta_home, outside_python_path):
     """`grade` run by an ordinary user: the landlock level. The attacking submission keeps its
     honest points (the attack is not graded), writes nothing of the TA's, reads no classmate,
-    reaches no local server, cannot signal the grader and changes no file's mode, owner, times
-    or extended attributes (not even its own file's, by descriptor)."""
+    reaches no local server, cannot signal the grader, changes no file's mode, owner, times,
+    extended attributes or inode flags (not even its own file's, by descriptor), holds no lease
+    and watches no folder it may not list."""
     home, work = ta_home
     gradebook = home / "gradebook.csv"
     kept = _metadata(gradebook, work / "class" / "bob")
@@ -644,7 +659,7 @@ def test_a_ta_without_root_keeps_their_files(ta_home, outside_python_path):
 
 
 METADATA_CHANGES = ("chmod gradebook", "chmod classmate", "chown gradebook", "utime gradebook",
-                    "xattr gradebook", "fchmod own file")
+                    "xattr gradebook", "fchmod own file", "flags own file", "lease own file", "watch class")
 
 
 def _metadata(*paths: Path) -> dict:

@@ -15,7 +15,7 @@ worker's start-up) is straight-line code that asks the level object, in this ord
 | check_files        | -                                  | kit unreadable to the worker user (harden.py), else refuse | - | - | -     |
 | confine            | -                                  | -                                     | Landlock file rules, signals and abstract sockets scoped | - | - |
 | filter_syscalls    | vsock and other families that cross a namespace refused | sockets but AF_UNIX refused, IPC refused | sockets but AF_UNIX refused | - | - |
-|   (every level with one) | execve, memfd, keyrings, user namespaces, and changes to a file's mode, owner, times and xattrs refused | | | | |
+|   (every level with one) | execve, memfd, keyrings, user namespaces, changes to a file's mode, owner, times, xattrs and inode flags, watches and leases refused | | | | |
 | RLIMIT_NPROC       | yes (own user)                     | yes (own user)                        | no       | no      | no         |
 | sweep              | the user's processes in its pid namespace | the user's processes, files, IPC objects | its temp folder | - | -  |
 
@@ -292,8 +292,9 @@ class LandlockLevel(Level):
         "own user, confined by Landlock: it may read only what Python and its libraries need "
         "(not your home folder, the kit, the hidden tests, the class folder or the results) and "
         "write only its own temporary folder; it cannot signal or trace other processes; a "
-        "seccomp filter allows no socket but AF_UNIX, no connect, no System V / POSIX IPC and no "
-        "change to any file's mode, owner, times or extended attributes")
+        "seccomp filter allows no socket but AF_UNIX, no connect, no System V / POSIX IPC, no "
+        "change to any file's mode, owner, times, extended attributes or inode flags, and no "
+        "inotify watch or lease")
 
     @classmethod
     def unavailable(cls) -> str | None:

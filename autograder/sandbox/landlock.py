@@ -20,10 +20,11 @@ worker restricts itself to:
 Landlock also stops the worker from tracing processes outside its domain (``ptrace``, and
 ``/proc/<pid>/mem``/``environ`` of the grader). The seccomp filter of the level
 (:mod:`netfilter`) adds: no socket but AF_UNIX, no ``connect`` at all (a pathname socket such
-as a Docker or SSH agent socket stays out of reach), no System V or POSIX IPC, and no change
-to any file's mode, owner, times or extended attributes, which Landlock does not govern (the
-worker runs as the TA, the owner of the class, kit and output folders: a ``chmod 0`` of them
-ended a batch with no gradebook).
+as a Docker or SSH agent socket stays out of reach), no System V or POSIX IPC, no change
+to any file's mode, owner, times, extended attributes or inode flags, and no inotify watch or
+lease, none of which Landlock governs (the worker runs as the TA, the owner of the class, kit
+and output folders: a ``chmod 0`` of them ended a batch with no gradebook, a watch on the class
+folder named every classmate, a lease on the TA's venv held the TA's Python for 45 s).
 
 What it cannot do: files the worker opened before it was restricted (none of the student's:
 restriction comes before the student's file is loaded), and CPU or memory beyond the

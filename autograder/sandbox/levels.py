@@ -11,7 +11,8 @@ says what it does and whether the platform allows it):
                 tests, results and metadata are unreadable to it by ownership and permissions
                 (verified before any student code runs, see harden.py); a seccomp filter
                 allows no socket but AF_UNIX and no System V / POSIX IPC (and, at every level
-                with a filter, no change to a file's mode, owner, times or xattrs).
+                with a filter, no change to a file's mode, owner, times, xattrs or inode
+                flags, and no inotify watch or lease).
     landlock    not root, Linux with Landlock (a TA's laptop): the grader's own user, confined
                 by Landlock to reading what Python needs and writing its own temp folder, with
                 the seccomp filter of the user level and no connect (landlock.py). Forced on a

@@ -1,4 +1,4 @@
-"""The worker's system-call policy: a seccomp filter on sockets (and IPC at the user level).
+"""The worker's system-call policy (seccomp): sockets, programs, kernel objects, file metadata.
 
 Installed in every worker at the levels *namespaces*, *user* and *landlock*, before any
 student code (it needs no root: ``no_new_privs`` is set first). What it guarantees, per call:
@@ -35,7 +35,13 @@ student code (it needs no root: ``no_new_privs`` is set first). What it guarante
   ``chmod 0`` of the class folder, the output folder and the kit ended a TA's whole ``batch``
   with no gradebook (red team), and the mode of a file it may only read (the TA's own venv)
   would be its to change. By path or by descriptor, in its own folder too: the worker has no
-  reason to change a mode, and a filter cannot tell one path from another.
+  reason to change a mode, and a filter cannot tell one path from another. The same holds for
+  an inode's flags (``ioctl`` ``FS_IOC_SETFLAGS``, ``FS_IOC_FSSETXATTR``, ``FS_IOC_SETVERSION``:
+  the owner may set ``noatime`` or ``nodump`` on a file it may only read, the TA's venv).
+* Watching files and holding them fail with EPERM: ``inotify`` and ``fanotify`` (a watch on a
+  folder the worker may not list, the class folder, still hands it the names created there:
+  red team), ``fcntl`` ``F_NOTIFY`` (the same, older) and ``F_SETLEASE`` (a write lease on a
+  file it may read, the TA's venv's ``.pth``, held every Python the TA started for 45 s).
 * System calls of a foreign ABI (a 32-bit ``socketcall`` or ``ipc``) and the x32 ABI fail
   with EPERM: the filter matches system call numbers, which only mean something in the
   native ABI.
@@ -69,7 +75,9 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
                             "utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280,
                             "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "setxattrat": 463,
                             "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199,
-                            "removexattrat": 466}),
+                            "removexattrat": 466,
+                            "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
+                            "fanotify_init": 300, "fanotify_mark": 301, "ioctl": 16, "fcntl": 72}),
     "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "connect": 203, "io_uring_setup": 425,
                              "execve": 221, "execveat": 281, "memfd_create": 279, "memfd_secret": 447,
                              "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180,
@@ -79,7 +87,9 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
                              "fchown": 55, "fchownat": 54, "utimensat": 88,
                              "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "setxattrat": 463,
                              "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
-                             "removexattrat": 466}),
+                             "removexattrat": 466,
+                             "inotify_init1": 26, "inotify_add_watch": 27,
+                             "fanotify_init": 262, "fanotify_mark": 263, "ioctl": 29, "fcntl": 25}),
 }
 SOCKET_CALLS = ("socket", "socketpair")     # first argument: the address family
 IPC_CALLS = ("shmget", "semget", "msgget", "mq_open")
@@ -92,13 +102,21 @@ NAMESPACE_CALLS = ("unshare", "setns")              # a namespace of its own: mo
 METADATA_CALLS = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
                   "utime", "utimes", "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr",
                   "setxattrat", "removexattr", "lremovexattr", "fremovexattr", "removexattrat")
+WATCH_CALLS = ("inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark")
+# commands refused by their number, the second argument (an unsigned int for both calls)
+REFUSED_COMMANDS = {
+    "ioctl": (0x40086602, 0x40046602,            # FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS: an inode's flags
+              0x401C5820,                        # FS_IOC_FSSETXATTR: its flags and project
+              0x40087602, 0x40047602),           # FS_IOC_SETVERSION, FS_IOC32_SETVERSION: its generation
+    "fcntl": (1024, 1026),                       # F_SETLEASE, F_NOTIFY
+}
 CLONE_NEWUSER = 0x10000000
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW = 0x7FFF0000
 _X32_BIT = 0x40000000
-_OFF_NR, _OFF_ARCH, _OFF_ARG0 = 0, 4, 16    # struct seccomp_data (arg0: its low 32 bits)
+_OFF_NR, _OFF_ARCH, _OFF_ARG0, _OFF_ARG1 = 0, 4, 16, 24   # struct seccomp_data (an argument's low 32 bits)
 
 
 def _errno(code: int) -> int:
@@ -148,7 +166,7 @@ def program(machine: str | None = None, refuse_ipc: bool = False,
     refused = [("io_uring_setup", errno.ENOSYS), *((name, errno.EACCES) for name in EXEC_CALLS),
                *((name, errno.EPERM) for name in MEMFD_CALLS), *((name, errno.EPERM) for name in KEY_CALLS),
                *((name, errno.EPERM) for name in NAMESPACE_CALLS),
-               *((name, errno.EPERM) for name in METADATA_CALLS if name in nr),
+               *((name, errno.EPERM) for name in (*METADATA_CALLS, *WATCH_CALLS) if name in nr),
                ("clone3", errno.ENOSYS)]          # flags out of the filter's sight: the C library falls back to clone
     if refuse_ipc:
         refused += [(name, errno.EPERM) for name in IPC_CALLS]
@@ -168,6 +186,11 @@ def program(machine: str | None = None, refuse_ipc: bool = False,
         lines += [(_JEQ_K, 0, f"after-{name}", nr[name]), (_RET_K, 0, 0, _errno(code)), f"after-{name}"]
     lines += [(_JEQ_K, 0, "after-clone", nr["clone"]), (_LD_W_ABS, 0, 0, _OFF_ARG0),   # clone's flags
               (_JSET_K, 0, "allow", CLONE_NEWUSER), (_RET_K, 0, 0, _errno(errno.EPERM)), "after-clone"]
+    for name, commands in REFUSED_COMMANDS.items():           # the command, then allow or refuse
+        lines += [(_JEQ_K, 0, f"after-{name}", nr[name]), (_LD_W_ABS, 0, 0, _OFF_ARG1)]
+        lines += [(_JEQ_K, f"refuse-{name}", 0, command) for command in commands]
+        lines += [(_RET_K, 0, 0, _ALLOW),
+                  f"refuse-{name}", (_RET_K, 0, 0, _errno(errno.EPERM)), f"after-{name}"]
     lines += [(_JEQ_K, "family", 0, nr[name]) for name in SOCKET_CALLS]
     lines += [(_RET_K, 0, 0, _ALLOW), "family", (_LD_W_ABS, 0, 0, _OFF_ARG0)]
     lines += [(_JEQ_K, "allow", 0, int(family)) for family in families]
