@@ -167,8 +167,7 @@ def extrapolation_experiment(
        a ``CopyModel(vocab_size, d_model, positions)`` with ``positions =
        SinusoidalPositions()`` or ``LearnedPositionalEmbedding(n, d_model)`` (its
        ``max_len`` is the training length), trained with ``fit(model, tokens, labels,
-       steps)``. Build ``positions`` after the seed too, right before the model: the
-       learned embedding's initial weights are drawn from the same generator.
+       steps)``.
     3. Its accuracy on the length-``n`` test set, and on the length-``2n`` one. A model
        that cannot process length ``2n`` at all (your learned embedding raises
        ``ValueError``) gets ``None`` there.
