@@ -647,7 +647,7 @@ def test_a_ta_without_root_keeps_their_files(ta_home, outside_python_path):
     assert level == "landlock", done.stderr[-2000:]
     assert got["gradebook"] == got["new file"] == got["classmate"] == got["home"] == "Permission denied", got
     assert got["scheduler"] == "Permission denied" and got["signal"] == "Operation not permitted", got
-    assert {got[label] for label in METADATA_CHANGES} == {"Operation not permitted"}, got
+    assert {got[label] for label in FILE_ATTACKS} == {"Operation not permitted"}, got
     assert _metadata(gradebook, work / "class" / "bob") == kept
     assert (home / "gradebook.csv").read_text() == "student,score\n" and not (home / "pwned.txt").exists()
     graded = _as_ta([str(outside_python_path), "-m", "autograder", "grade", str(work / "class" / "ann"),
@@ -658,7 +658,7 @@ def test_a_ta_without_root_keeps_their_files(ta_home, outside_python_path):
     assert _metadata(gradebook, work / "class" / "bob") == kept
 
 
-METADATA_CHANGES = ("chmod gradebook", "chmod classmate", "chown gradebook", "utime gradebook",
+FILE_ATTACKS = ("chmod gradebook", "chmod classmate", "chown gradebook", "utime gradebook",
                     "xattr gradebook", "fchmod own file", "flags own file", "lease own file", "watch class")
 
 

@@ -14,8 +14,8 @@ worker's start-up) is straight-line code that asks the level object, in this ord
 | enter              | mount/net/pid/IPC namespaces, a root of its own (allowlist.py) | -        | -        | -       | -          |
 | check_files        | -                                  | kit unreadable to the worker user (harden.py), else refuse | - | - | -     |
 | confine            | -                                  | -                                     | Landlock file rules, signals and abstract sockets scoped | - | - |
-| filter_syscalls    | vsock and other families that cross a namespace refused | sockets but AF_UNIX refused, IPC refused | sockets but AF_UNIX refused | - | - |
-|   (every level with one) | execve, memfd, keyrings, user namespaces, changes to a file's mode, owner, times, xattrs and inode flags, watches and leases refused | | | | |
+| filter_syscalls    | vsock and other families that cross a namespace refused | sockets but AF_UNIX refused, IPC refused | sockets but AF_UNIX refused, no connect | the same | - |
+|   (all four levels) | execve, memfd, keyrings, user namespaces; a file's mode, owner, times, xattrs and inode flags; watches and leases | the same | the same | the same | - |
 | RLIMIT_NPROC       | yes (own user)                     | yes (own user)                        | no       | no      | no         |
 | sweep              | the user's processes in its pid namespace | the user's processes, files, IPC objects | its temp folder | - | -  |
 

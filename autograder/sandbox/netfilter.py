@@ -1,7 +1,7 @@
 """The worker's system-call policy (seccomp): sockets, programs, kernel objects, file metadata.
 
-Installed in every worker at the levels *namespaces*, *user* and *landlock*, before any
-student code (it needs no root: ``no_new_privs`` is set first). What it guarantees, per call:
+Installed in every forked worker (levels *namespaces*, *user*, *landlock* and *process*), before
+any student code (it needs no root: ``no_new_privs`` is set first). What it guarantees, per call:
 
 * ``socket()`` and ``socketpair()``: only the families allowed open; every other family
   fails with EACCES. An allowlist: a family added to the kernel tomorrow is refused too.
